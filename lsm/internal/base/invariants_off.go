@@ -1,0 +1,5 @@
+//go:build !invariants
+
+package base
+
+const invariantsEnabled = false

@@ -1,0 +1,51 @@
+// Package vfs is the file system interface every byte of the engine goes
+// through, so that tests can swap the operating system for an in-memory file
+// system that simulates crashes, or for one that injects errors.
+//
+// Implementations: Default (the operating system), NewMem (in memory, with
+// crash simulation) and NewErrorFS (wraps another FS and fails chosen calls).
+package vfs
+
+import (
+	"io"
+	"os"
+)
+
+// File is an open file. Reads use ReadAt so that one file may serve
+// concurrent readers; writes append at the current end.
+type File interface {
+	io.ReaderAt
+	io.Writer
+	io.Closer
+	// Sync makes everything written so far durable.
+	Sync() error
+	// Size returns the current length of the file.
+	Size() (int64, error)
+}
+
+// FS is the set of file system operations the engine needs. Names are paths
+// as the os package understands them; implementations join with filepath.
+type FS interface {
+	// Create creates or truncates a file for writing (and reading).
+	Create(name string) (File, error)
+	// Open opens an existing file for reading.
+	Open(name string) (File, error)
+	// OpenDir opens a directory so that Sync makes renames, creations and
+	// removals in it durable.
+	OpenDir(name string) (File, error)
+	// Remove removes a file or an empty directory.
+	Remove(name string) error
+	// RemoveAll removes a directory tree.
+	RemoveAll(name string) error
+	// Rename atomically replaces newname with oldname.
+	Rename(oldname, newname string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll(dir string, perm os.FileMode) error
+	// List returns the names (not paths) of the entries of dir, sorted.
+	List(dir string) ([]string, error)
+	// Stat describes a file.
+	Stat(name string) (os.FileInfo, error)
+	// Lock takes an exclusive advisory lock on name (creating it), so that
+	// two processes never open one database. Close releases it.
+	Lock(name string) (io.Closer, error)
+}
