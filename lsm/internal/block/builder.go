@@ -1,0 +1,151 @@
+package block
+
+import (
+	"encoding/binary"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+)
+
+// Builder accumulates entries, in increasing internal-key order, into one
+// block. Calls must follow: (Add* Finish Reset)*.
+type Builder struct {
+	restartInterval int
+	commonPrefix    bool
+
+	buf      []byte   // entries encoded without prefix stripping
+	restarts []uint32 // offsets in buf of restart entries
+	counter  int      // entries since the last restart
+	firstKey []byte
+	lastKey  []byte
+	entries  int
+	out      []byte // Finish's result, reused
+
+	newRestarts []uint32 // Finish's scratch, reused
+}
+
+// NewBuilder returns a builder that puts a restart point every
+// restartInterval entries (>= 1) and, when commonPrefix is set, stores the
+// common user-key prefix of the block once.
+func NewBuilder(restartInterval int, commonPrefix bool) *Builder {
+	if restartInterval < 1 {
+		restartInterval = 1
+	}
+	return &Builder{restartInterval: restartInterval, commonPrefix: commonPrefix}
+}
+
+// Reset empties the builder for the next block.
+func (b *Builder) Reset() {
+	b.buf = b.buf[:0]
+	b.restarts = b.restarts[:0]
+	b.counter = 0
+	b.firstKey = b.firstKey[:0]
+	b.lastKey = b.lastKey[:0]
+	b.entries = 0
+}
+
+// Empty reports whether no entry was added since the last Reset.
+func (b *Builder) Empty() bool { return b.entries == 0 }
+
+// Entries returns the number of entries added since the last Reset.
+func (b *Builder) Entries() int { return b.entries }
+
+// LastUserKey returns the user key of the last entry added.
+func (b *Builder) LastUserKey() []byte { return b.lastKey }
+
+// EstimatedSize is the size of the block if finished now, without prefix
+// stripping (which only makes it smaller).
+func (b *Builder) EstimatedSize() int {
+	return len(b.buf) + 4*len(b.restarts) + 4
+}
+
+// Add appends an entry. The caller guarantees increasing internal order.
+func (b *Builder) Add(userKey []byte, trailer base.Trailer, value []byte) {
+	shared := 0
+	if b.counter < b.restartInterval && b.entries > 0 {
+		shared = sharedPrefixLen(b.lastKey, userKey)
+	} else {
+		b.restarts = append(b.restarts, uint32(len(b.buf)))
+		b.counter = 0
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(shared))
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(userKey)-shared))
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(value)))
+	b.buf = binary.AppendUvarint(b.buf, uint64(trailer))
+	b.buf = append(b.buf, userKey[shared:]...)
+	b.buf = append(b.buf, value...)
+	if b.entries == 0 {
+		b.firstKey = append(b.firstKey[:0], userKey...)
+	}
+	b.lastKey = append(b.lastKey[:0], userKey...)
+	b.counter++
+	b.entries++
+}
+
+// Finish returns the encoded block. The slice is owned by the builder and
+// valid until the next Finish.
+func (b *Builder) Finish() []byte {
+	if b.entries == 0 {
+		b.out = binary.LittleEndian.AppendUint32(b.out[:0], 0)
+		return b.out
+	}
+	prefixLen := 0
+	if b.commonPrefix {
+		// Keys are sorted, so the prefix of all of them is the prefix of
+		// the first and the last.
+		prefixLen = sharedPrefixLen(b.firstKey, b.lastKey)
+	}
+	out := append(b.out[:0], b.firstKey[:prefixLen]...)
+	newRestarts := b.newRestarts[:0]
+	for i, start := range b.restarts {
+		end := len(b.buf)
+		if i+1 < len(b.restarts) {
+			end = int(b.restarts[i+1])
+		}
+		newRestarts = append(newRestarts, uint32(len(out)))
+		// Rewrite the restart entry with the prefix stripped; the entries
+		// after it in its interval are copied verbatim (their shared counts
+		// are relative to full keys and stay valid).
+		off := int(start)
+		_, n := binary.Uvarint(b.buf[off:]) // shared = 0
+		off += n
+		unshared, n := binary.Uvarint(b.buf[off:])
+		off += n
+		valueLen, n := binary.Uvarint(b.buf[off:])
+		off += n
+		trailer, n := binary.Uvarint(b.buf[off:])
+		off += n
+		key := b.buf[off : off+int(unshared)]
+		off += int(unshared)
+		value := b.buf[off : off+int(valueLen)]
+		off += int(valueLen)
+		out = binary.AppendUvarint(out, 0)
+		out = binary.AppendUvarint(out, uint64(len(key)-prefixLen))
+		out = binary.AppendUvarint(out, valueLen)
+		out = binary.AppendUvarint(out, trailer)
+		out = append(out, key[prefixLen:]...)
+		out = append(out, value...)
+		out = append(out, b.buf[off:end]...)
+	}
+	for _, r := range newRestarts {
+		out = binary.LittleEndian.AppendUint32(out, r)
+	}
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(newRestarts)))
+	b.out = out
+	b.newRestarts = newRestarts
+	return out
+}
+
+func sharedPrefixLen(a, b []byte) int {
+	n := len(a)
+	if len(b) < n {
+		n = len(b)
+	}
+	i := 0
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}

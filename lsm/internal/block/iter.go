@@ -1,0 +1,436 @@
+package block
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+)
+
+// Iter reads one block. The zero value is unusable; call Init. An Iter can
+// be re-initialized on another block without allocating once its key buffer
+// has grown. Positioning methods return whether the iterator is valid.
+//
+// Iter never panics on malformed input: a malformed entry makes it invalid
+// and Error returns an error marked base.ErrCorruption.
+type Iter struct {
+	data        []byte
+	restartsOff int // offset of the restart array, the end of the entries
+	numRestarts int
+	prefixLen   int
+
+	offset     int // offset of the current entry
+	nextOffset int // offset of the entry after it
+	valid      bool
+	key        []byte // full user key of the current entry
+	trailer    base.Trailer
+	value      []byte
+	err        error
+
+	savedKey []byte // SeekLT's scratch
+}
+
+// Init positions nothing; it checks the block's frame (restart count, the
+// restart array's bounds and the common-prefix length) in O(1).
+func (it *Iter) Init(data []byte) error {
+	it.data = data
+	it.valid = false
+	it.err = nil
+	it.numRestarts = 0
+	it.restartsOff = 0
+	it.prefixLen = 0
+	if len(data) < 4 {
+		return it.fail("block of %d bytes is shorter than its restart count", len(data))
+	}
+	r := binary.LittleEndian.Uint32(data[len(data)-4:])
+	if uint64(r) > uint64(len(data)-4)/4 {
+		return it.fail("block of %d bytes claims %d restart points", len(data), r)
+	}
+	it.numRestarts = int(r)
+	it.restartsOff = len(data) - 4 - 4*int(r)
+	if r == 0 {
+		if it.restartsOff != 0 {
+			return it.fail("block with no restart points holds %d bytes of entries", it.restartsOff)
+		}
+		return nil
+	}
+	p := int(binary.LittleEndian.Uint32(data[it.restartsOff:]))
+	if p >= it.restartsOff {
+		return it.fail("common prefix of %d bytes leaves no room for entries (%d bytes)", p, it.restartsOff)
+	}
+	it.prefixLen = p
+	return nil
+}
+
+// Validate checks the whole block: its frame, that restart offsets increase,
+// and that every entry decodes in increasing internal-key order. It is the
+// slow, thorough check used by verification tools and fuzzing.
+func Validate(data []byte) error {
+	var it Iter
+	if err := it.Init(data); err != nil {
+		return err
+	}
+	prev := -1
+	for i := 0; i < it.numRestarts; i++ {
+		r := it.restart(i)
+		if r <= prev || r >= it.restartsOff {
+			return it.fail("restart point %d at offset %d is out of order or out of bounds", i, r)
+		}
+		prev = r
+	}
+	var prevKey []byte
+	var prevTrailer base.Trailer
+	n := 0
+	ri := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		if ri < it.numRestarts && it.offset == it.restart(ri) {
+			ri++
+		} else if ri == 0 {
+			return it.fail("first entry is not a restart point")
+		}
+		if n > 0 && base.CompareInternal(prevKey, prevTrailer, it.key, it.trailer) >= 0 {
+			return it.fail("entry %d at offset %d is not after its predecessor", n, it.offset)
+		}
+		if len(it.key) < it.prefixLen || !bytes.Equal(it.key[:it.prefixLen], it.data[:it.prefixLen]) {
+			return it.fail("entry %d does not carry the block's common prefix", n)
+		}
+		prevKey = append(prevKey[:0], it.key...)
+		prevTrailer = it.trailer
+		n++
+	}
+	if it.err != nil {
+		return it.err
+	}
+	if ri != it.numRestarts {
+		return it.fail("%d restart points do not start entries", it.numRestarts-ri)
+	}
+	return nil
+}
+
+func (it *Iter) fail(format string, args ...interface{}) error {
+	it.valid = false
+	it.err = base.CorruptionErrorf("block: "+format, args...)
+	return it.err
+}
+
+func (it *Iter) restart(i int) int {
+	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
+}
+
+// Valid reports whether the iterator is at an entry.
+func (it *Iter) Valid() bool { return it.valid }
+
+// Error returns the corruption that stopped the iterator, if any.
+func (it *Iter) Error() error { return it.err }
+
+// UserKey returns the current user key; valid until the iterator moves.
+func (it *Iter) UserKey() []byte { return it.key }
+
+// Trailer returns the current entry's trailer.
+func (it *Iter) Trailer() base.Trailer { return it.trailer }
+
+// Value returns the current value, a slice of the block.
+func (it *Iter) Value() []byte { return it.value }
+
+// Offset returns the current entry's offset in the block (for tools).
+func (it *Iter) Offset() int { return it.offset }
+
+// CommonPrefix returns the block's stored common prefix.
+func (it *Iter) CommonPrefix() []byte { return it.data[:it.prefixLen] }
+
+// NumRestarts returns the number of restart points.
+func (it *Iter) NumRestarts() int { return it.numRestarts }
+
+// uvarint decodes a varint at data[off:]; n <= 0 means malformed.
+func uvarint(data []byte, off int) (uint64, int) {
+	if off < len(data) && data[off] < 0x80 {
+		return uint64(data[off]), 1
+	}
+	if off >= len(data) {
+		return 0, 0
+	}
+	return binary.Uvarint(data[off:])
+}
+
+// decodeAt reads the entry at off, building its key from the current key.
+func (it *Iter) decodeAt(off int) bool {
+	data := it.data[:it.restartsOff]
+	shared, n1 := uvarint(data, off)
+	if n1 <= 0 {
+		return it.corrupt(off)
+	}
+	p := off + n1
+	unshared, n2 := uvarint(data, p)
+	if n2 <= 0 {
+		return it.corrupt(off)
+	}
+	p += n2
+	valueLen, n3 := uvarint(data, p)
+	if n3 <= 0 {
+		return it.corrupt(off)
+	}
+	p += n3
+	trailer, n4 := uvarint(data, p)
+	if n4 <= 0 {
+		return it.corrupt(off)
+	}
+	p += n4
+	if unshared > uint64(len(data)-p) || valueLen > uint64(len(data)-p)-unshared {
+		return it.corrupt(off)
+	}
+	if shared == 0 {
+		it.key = append(it.key[:0], data[:it.prefixLen]...)
+	} else {
+		if shared > uint64(len(it.key)) {
+			return it.corrupt(off)
+		}
+		it.key = it.key[:shared]
+	}
+	end := p + int(unshared)
+	it.key = append(it.key, data[p:end]...)
+	it.value = data[end : end+int(valueLen)]
+	it.trailer = base.Trailer(trailer)
+	it.offset = off
+	it.nextOffset = end + int(valueLen)
+	it.valid = true
+	return true
+}
+
+// decodeRestart reads the entry at restart point i. Restart entries carry
+// no shared bytes, so the key is rebuilt from nothing.
+func (it *Iter) decodeRestart(i int) bool {
+	it.key = it.key[:0]
+	return it.decodeAt(it.restart(i))
+}
+
+func (it *Iter) corrupt(off int) bool {
+	_ = it.fail("malformed entry at offset %d", off)
+	return false
+}
+
+// compareSuffix compares the current key with a target whose common prefix
+// was already checked: only the bytes after the prefix are compared.
+func (it *Iter) compareCurrent(suffix []byte, trailer base.Trailer) int {
+	k := it.key
+	if len(k) < it.prefixLen {
+		return -1 // malformed; Validate reports it
+	}
+	if c := bytes.Compare(k[it.prefixLen:], suffix); c != 0 {
+		return c
+	}
+	return base.CompareTrailers(it.trailer, trailer)
+}
+
+// compareRestart compares the key of restart point i with the target suffix
+// without copying the key out of the block. ok is false on malformed data.
+func (it *Iter) compareRestart(i int, suffix []byte, trailer base.Trailer) (c int, ok bool) {
+	data := it.data[:it.restartsOff]
+	off := it.restart(i)
+	_, n1 := uvarint(data, off)
+	if n1 <= 0 {
+		return 0, false
+	}
+	p := off + n1
+	unshared, n2 := uvarint(data, p)
+	if n2 <= 0 {
+		return 0, false
+	}
+	p += n2
+	_, n3 := uvarint(data, p)
+	if n3 <= 0 {
+		return 0, false
+	}
+	p += n3
+	t, n4 := uvarint(data, p)
+	if n4 <= 0 {
+		return 0, false
+	}
+	p += n4
+	if unshared > uint64(len(data)-p) {
+		return 0, false
+	}
+	if c := bytes.Compare(data[p:p+int(unshared)], suffix); c != 0 {
+		return c, true
+	}
+	return base.CompareTrailers(base.Trailer(t), trailer), true
+}
+
+// stripPrefix splits a target against the block's prefix. It returns the
+// target's suffix and 0 when the target starts with the prefix; otherwise
+// -1 (target before every key) or +1 (after every key).
+func (it *Iter) stripPrefix(target []byte) ([]byte, int) {
+	p := it.prefixLen
+	if len(target) >= p && bytes.Equal(target[:p], it.data[:p]) {
+		return target[p:], 0
+	}
+	if bytes.Compare(target, it.data[:p]) < 0 {
+		return nil, -1
+	}
+	return nil, 1
+}
+
+// searchRestarts returns the index of the first restart point whose key is
+// >= the target (numRestarts if none).
+func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) {
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		c, ok := it.compareRestart(mid, suffix, trailer)
+		if !ok {
+			return 0, it.corrupt(it.restart(mid))
+		}
+		if c < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo, true
+}
+
+func (it *Iter) restartLimit(i int) int {
+	if i < it.numRestarts {
+		return it.restart(i)
+	}
+	return it.restartsOff
+}
+
+// SeekGE moves to the first entry >= (userKey, trailer).
+func (it *Iter) SeekGE(userKey []byte, trailer base.Trailer) bool {
+	it.valid = false
+	if it.numRestarts == 0 || it.err != nil {
+		return false
+	}
+	suffix, side := it.stripPrefix(userKey)
+	if side < 0 {
+		return it.First()
+	}
+	if side > 0 {
+		return false
+	}
+	i, ok := it.searchRestarts(suffix, trailer)
+	if !ok {
+		return false
+	}
+	if i > 0 {
+		i--
+	}
+	if !it.decodeRestart(i) {
+		return false
+	}
+	for it.compareCurrent(suffix, trailer) < 0 {
+		if !it.Next() {
+			return false
+		}
+	}
+	return true
+}
+
+// SeekLT moves to the last entry < (userKey, trailer).
+func (it *Iter) SeekLT(userKey []byte, trailer base.Trailer) bool {
+	it.valid = false
+	if it.numRestarts == 0 || it.err != nil {
+		return false
+	}
+	suffix, side := it.stripPrefix(userKey)
+	if side < 0 {
+		return false
+	}
+	if side > 0 {
+		return it.Last()
+	}
+	i, ok := it.searchRestarts(suffix, trailer)
+	if !ok || i == 0 {
+		return false
+	}
+	if !it.decodeRestart(i - 1) {
+		return false
+	}
+	limit := it.restartLimit(i)
+	for it.nextOffset < limit {
+		savedOffset, savedNext, savedTrailer, savedValue := it.offset, it.nextOffset, it.trailer, it.value
+		it.savedKey = append(it.savedKey[:0], it.key...)
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+		if it.compareCurrent(suffix, trailer) >= 0 {
+			it.offset, it.nextOffset, it.trailer, it.value = savedOffset, savedNext, savedTrailer, savedValue
+			it.key, it.savedKey = it.savedKey, it.key
+			break
+		}
+	}
+	return true
+}
+
+// First moves to the first entry.
+func (it *Iter) First() bool {
+	it.valid = false
+	if it.numRestarts == 0 || it.err != nil {
+		return false
+	}
+	return it.decodeRestart(0)
+}
+
+// Last moves to the last entry.
+func (it *Iter) Last() bool {
+	it.valid = false
+	if it.numRestarts == 0 || it.err != nil {
+		return false
+	}
+	if !it.decodeRestart(it.numRestarts - 1) {
+		return false
+	}
+	for it.nextOffset < it.restartsOff {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	return true
+}
+
+// Next moves to the next entry.
+func (it *Iter) Next() bool {
+	if !it.valid {
+		return false
+	}
+	if it.nextOffset >= it.restartsOff {
+		it.valid = false
+		return false
+	}
+	return it.decodeAt(it.nextOffset)
+}
+
+// Prev moves to the previous entry: it rescans from the restart point
+// before the current entry, as a singly linked format requires.
+func (it *Iter) Prev() bool {
+	if !it.valid {
+		return false
+	}
+	target := it.offset
+	// The last restart point before the current entry.
+	lo, hi := 0, it.numRestarts
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if it.restart(mid) < target {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == 0 {
+		it.valid = false
+		return false
+	}
+	if !it.decodeRestart(lo - 1) {
+		return false
+	}
+	for it.nextOffset < target {
+		if !it.decodeAt(it.nextOffset) {
+			return false
+		}
+	}
+	if it.nextOffset != target {
+		return it.corrupt(it.offset)
+	}
+	return true
+}
