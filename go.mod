@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cockroachdb/errors v1.12.0
+	github.com/pierrec/lz4/v4 v4.1.22
 	github.com/stretchr/testify v1.11.1
 )
 

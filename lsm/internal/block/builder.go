@@ -52,10 +52,35 @@ func (b *Builder) Entries() int { return b.entries }
 // LastUserKey returns the user key of the last entry added.
 func (b *Builder) LastUserKey() []byte { return b.lastKey }
 
+// PrefixLen returns the length of the user-key prefix shared by every entry
+// added so far (what Finish stores once when the common prefix is on).
+func (b *Builder) PrefixLen() int { return sharedPrefixLen(b.firstKey, b.lastKey) }
+
+// PrefixLenWith returns what PrefixLen would become if userKey were added.
+func (b *Builder) PrefixLenWith(userKey []byte) int {
+	if b.entries == 0 {
+		return len(userKey)
+	}
+	return min(b.PrefixLen(), sharedPrefixLen(b.firstKey, userKey))
+}
+
 // EstimatedSize is the size of the block if finished now, without prefix
 // stripping (which only makes it smaller).
 func (b *Builder) EstimatedSize() int {
 	return len(b.buf) + 4*len(b.restarts) + 4
+}
+
+// EncodedSize is the block's size if finished now, with the common prefix
+// stored once instead of at every restart point (up to a byte per restart
+// of varint-length difference). Blocks are cut on this size, so a block
+// whose keys share a long prefix holds more entries.
+func (b *Builder) EncodedSize() int {
+	size := b.EstimatedSize()
+	if b.commonPrefix && b.entries > 0 {
+		p := b.PrefixLen()
+		size += p - p*len(b.restarts)
+	}
+	return size
 }
 
 // Add appends an entry. The caller guarantees increasing internal order.
@@ -134,6 +159,9 @@ func (b *Builder) Finish() []byte {
 	b.newRestarts = newRestarts
 	return out
 }
+
+// SharedPrefixLen returns the length of the longest common prefix of a and b.
+func SharedPrefixLen(a, b []byte) int { return sharedPrefixLen(a, b) }
 
 func sharedPrefixLen(a, b []byte) int {
 	n := len(a)

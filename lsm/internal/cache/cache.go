@@ -1,0 +1,197 @@
+package cache
+
+import (
+	"sync/atomic"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ErrFull marks the error Insert returns when StrictCapacityLimit is on and
+// the value cannot fit beside the shard's referenced entries. Test with
+// errors.Is(err, ErrFull).
+var ErrFull = errors.New("cache: full")
+
+// Cache is a sharded, byte-charged LRU cache of blocks keyed by (file id,
+// offset). All methods are safe for concurrent use. See the package
+// documentation for the policies.
+type Cache struct {
+	opts Options
+	// shardShift turns a 64-bit key hash into a shard index: the top
+	// NumShardBits bits (a shift by 64 yields 0 in Go, so one shard works).
+	shardShift uint
+	shards     []shard
+	// pinned is the sum of AddPinned.
+	pinned atomic.Int64
+	// lastID is the last id NewID handed out.
+	lastID atomic.Uint64
+}
+
+// New returns a cache configured by opts, or an error naming the invalid
+// option.
+func New(opts Options) (*Cache, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Cache{
+		opts:       opts,
+		shardShift: uint(64 - opts.NumShardBits),
+		shards:     make([]shard, 1<<opts.NumShardBits),
+	}
+	capacity := c.shardCapacity()
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.init()
+		s.setCapacityLocked(capacity, opts.HighPriorityPoolRatio)
+	}
+	return c, nil
+}
+
+// NewID returns an id no other call on c has returned, for the blocks of
+// one opened table file. Ids are never reused, so a block of a deleted
+// table left in the cache (for instance by a load that finished after
+// EvictFile) can never be mistaken for a block of another table.
+func (c *Cache) NewID() uint64 { return c.lastID.Add(1) }
+
+// hashKey mixes both halves of k into 64 well-distributed bits (the
+// finalizer of MurmurHash3), so that the top bits used as the shard index
+// depend on every bit of the id and the offset: block offsets of one file
+// are far from uniform in their low bits.
+func hashKey(k key) uint64 {
+	h := k.offset ^ (k.id * 0x9e3779b97f4a7c15)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return h
+}
+
+func (c *Cache) shardFor(k key) *shard {
+	return &c.shards[hashKey(k)>>c.shardShift]
+}
+
+// shardCapacity is the effective capacity of each shard: what is left of
+// Options.Capacity after the bytes pinned by table readers (AddPinned),
+// split evenly among the shards.
+func (c *Cache) shardCapacity() int64 {
+	avail := c.opts.Capacity - max(c.pinned.Load(), 0)
+	if avail <= 0 {
+		return 0
+	}
+	return avail / int64(len(c.shards))
+}
+
+// Lookup returns a handle on the block (id, offset) and true, or the zero
+// Handle and false if it is not cached. kind only selects the counters.
+// The caller must Release the handle. A hit allocates nothing.
+func (c *Cache) Lookup(id, offset uint64, kind Kind) (Handle, bool) {
+	k := key{id: id, offset: offset}
+	s := c.shardFor(k)
+	counters := &s.counters[kind.counterIndex()]
+	s.mu.Lock()
+	e := s.entries[k]
+	if e == nil {
+		counters.Misses++
+		s.mu.Unlock()
+		return Handle{}, false
+	}
+	counters.Hits++
+	s.touchLocked(e)
+	s.acquireLocked(e, 1)
+	s.mu.Unlock()
+	return Handle{e: e}, true
+}
+
+// Insert caches value as the block (id, offset), replacing any entry already
+// there (whose outstanding handles stay valid), and returns a handle on it
+// that the caller must Release. The cache keeps value itself, not a copy:
+// the caller must not modify it afterwards.
+//
+// A value whose charge exceeds its shard's effective capacity is not cached
+// and evicts nothing; Insert returns a detached handle on it and no error
+// (see the package documentation). With StrictCapacityLimit, a value that
+// would fit an empty shard but not beside the shard's referenced entries
+// is refused with an error marked ErrFull and the zero Handle. With
+// Capacity 0, Insert returns a detached handle and caches nothing.
+func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, value []byte) (Handle, error) {
+	if err := checkKindAndPriority(kind, pri); err != nil {
+		return Handle{}, err
+	}
+	k := key{id: id, offset: offset}
+	s := c.shardFor(k)
+	s.mu.Lock()
+	e, outcome := c.insertLocked(s, k, kind, pri, value)
+	if outcome == outcomeStrictReject {
+		err := errors.Mark(errors.Newf(
+			"cache: cannot insert %d-byte %s block of file %d at offset %d: "+
+				"shard capacity %d, usage %d, of which %d referenced (strict capacity limit)",
+			len(value), kind, id, offset, s.capacity, s.usageLocked(), s.entryPinned.Load()), ErrFull)
+		s.mu.Unlock()
+		return Handle{}, err
+	}
+	s.mu.Unlock()
+	return Handle{e: e}, nil
+}
+
+// insertLocked is Insert with the shard's lock held: it applies the current
+// effective capacity and inserts. A disabled cache (Capacity 0) hands back a
+// detached entry without counting it as a reject.
+func (c *Cache) insertLocked(s *shard, k key, kind Kind, pri Priority, value []byte) (*entry, insertOutcome) {
+	if c.opts.Capacity == 0 {
+		if old := s.entries[k]; old != nil {
+			s.removeLocked(old)
+		}
+		return newDetachedEntry(k, kind, value), outcomeOversized
+	}
+	s.setCapacityLocked(c.shardCapacity(), c.opts.HighPriorityPoolRatio)
+	return s.insertLocked(k, kind, pri, value, c.opts.StrictCapacityLimit)
+}
+
+func checkKindAndPriority(kind Kind, pri Priority) error {
+	if kind >= NumKinds {
+		return errors.Newf("cache: invalid block kind %d", errors.Safe(uint8(kind)))
+	}
+	if pri > PriorityHigh {
+		return errors.Newf("cache: invalid priority %d", errors.Safe(uint8(pri)))
+	}
+	return nil
+}
+
+// EvictFile removes every block of file id from the cache, referenced or not
+// (outstanding handles stay valid). Call it when a table file is deleted or
+// its reader closed. It locks each shard once and costs O(shards + blocks
+// of the file): each shard keeps a list of its entries per file.
+func (c *Cache) EvictFile(id uint64) {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.evictFileLocked(id)
+		s.mu.Unlock()
+	}
+}
+
+// AddPinned adds delta (which may be negative) to the bytes pinned outside
+// the shards by table readers: top-level index and filter blocks, and
+// metadata blocks too large for a shard. They count against Capacity: each
+// shard's effective capacity becomes max(0, Capacity-pinned)/NumShards.
+// Shards apply a changed capacity on their next insert, so AddPinned is one
+// atomic add; a shard already over its new capacity shrinks then. A negative
+// total (more removed than added, a caller bug) counts as zero.
+func (c *Cache) AddPinned(delta int64) { c.pinned.Add(delta) }
+
+// Metrics returns the cache's counters and usage, summed over the shards.
+func (c *Cache) Metrics() Metrics {
+	m := Metrics{
+		Capacity:    c.opts.Capacity,
+		PinnedUsage: c.pinned.Load(),
+		NumShards:   len(c.shards),
+	}
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		s.addMetricsLocked(&m)
+		s.mu.Unlock()
+	}
+	return m
+}

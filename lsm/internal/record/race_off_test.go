@@ -1,0 +1,6 @@
+//go:build !race
+
+package record
+
+// exhaustiveStride is 1: every truncation point and every flipped byte.
+const exhaustiveStride = 1

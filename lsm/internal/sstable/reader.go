@@ -1,0 +1,342 @@
+package sstable
+
+import (
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/block"
+	"github.com/bookie-index/bookie-index/lsm/internal/cache"
+	"github.com/bookie-index/bookie-index/lsm/internal/crc"
+	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/cockroachdb/errors"
+)
+
+// ReaderOptions configure a table reader.
+type ReaderOptions struct {
+	// Cache is the block cache; nil reads every block from the file
+	// (metadata blocks are then pinned by the reader, see readBlock).
+	Cache *cache.Cache
+}
+
+// Tombstone is a range deletion: user keys in [Start, End) with sequence
+// numbers below Seq are deleted.
+type Tombstone struct {
+	Start, End []byte
+	Seq        base.SeqNum
+}
+
+// Reader reads one table. It is safe for concurrent use. The top-level
+// index and top-level filter index (or, for the full layout, a one-entry
+// stand-in pointing at the single index and filter) are pinned for the
+// reader's life and charged to the block cache.
+type Reader struct {
+	f       vfs.File
+	name    string
+	size    uint64
+	cache   *cache.Cache
+	cacheID uint64
+	footer  footer
+	props   Properties
+
+	// topIndex maps each index partition's last key to its handle;
+	// topFilter maps the same keys to the filter partitions (nil without
+	// filters). Both are block-format bytes held for the reader's life.
+	topIndex  []byte
+	topFilter []byte
+	rangeDels []Tombstone
+
+	// pinned holds metadata blocks the cache refused because they are
+	// larger than a cache shard: read, verified and parsed once, then kept
+	// here for the table's life (charged to the cache as pinned usage)
+	// instead of being re-read by every lookup.
+	pinnedMu    sync.RWMutex
+	pinned      map[uint64][]byte
+	hasPinned   atomic.Bool
+	pinnedBytes atomic.Int64
+
+	closed atomic.Bool
+}
+
+// Open reads a table's footer, properties, top-level blocks and range
+// deletions. On error, f is not closed; the caller owns it.
+func Open(f vfs.File, name string, opts ReaderOptions) (*Reader, error) {
+	size, err := f.Size()
+	if err != nil {
+		return nil, errors.Wrapf(err, "sstable: size of %s", name)
+	}
+	r := &Reader{f: f, name: name, size: uint64(size), cache: opts.Cache}
+	if r.cache != nil {
+		r.cacheID = r.cache.NewID()
+	}
+	if err := r.open(); err != nil {
+		r.releasePinned()
+		return nil, errors.Wrapf(err, "sstable: opening %s", name)
+	}
+	return r, nil
+}
+
+func (r *Reader) open() error {
+	if r.size < footerSize {
+		return base.CorruptionErrorf("sstable: file of %d bytes is too short to be a table", r.size)
+	}
+	buf := make([]byte, footerSize)
+	if _, err := r.f.ReadAt(buf, int64(r.size-footerSize)); err != nil {
+		return errors.Wrap(err, "reading footer")
+	}
+	ft, err := decodeFooter(buf, r.size)
+	if err != nil {
+		return err
+	}
+	r.footer = ft
+	propsRaw, err := r.readRaw(ft.properties, nil)
+	if err != nil {
+		return errors.Wrap(err, "properties block")
+	}
+	if r.props, err = decodeProperties(propsRaw); err != nil {
+		return err
+	}
+	if r.rangeDels, err = r.loadRangeDeletions(); err != nil {
+		return errors.Wrap(err, "range deletion block")
+	}
+	partitioned := ft.flags&flagPartitionedIndex != 0
+	if partitioned {
+		if r.topIndex, err = r.readRaw(ft.index, nil); err != nil {
+			return errors.Wrap(err, "top-level index")
+		}
+	} else {
+		r.topIndex = r.standIn(ft.index)
+	}
+	if ft.filter.Length > 0 {
+		if ft.flags&flagPartitionedFilter != 0 {
+			if r.topFilter, err = r.readRaw(ft.filter, nil); err != nil {
+				return errors.Wrap(err, "top-level filter index")
+			}
+		} else {
+			r.topFilter = r.standIn(ft.filter)
+		}
+	}
+	for _, b := range [][]byte{r.topIndex, r.topFilter} {
+		if b == nil {
+			continue
+		}
+		if err := block.Validate(b); err != nil {
+			return errors.Wrap(err, "top-level block")
+		}
+	}
+	if r.cache != nil {
+		r.cache.AddPinned(int64(len(r.topIndex) + len(r.topFilter)))
+	}
+	return nil
+}
+
+// standIn builds the one-entry top-level block of a full-layout table: its
+// largest key pointing at the single index or filter block, so that reads
+// of both layouts take the same two-level path.
+func (r *Reader) standIn(h BlockHandle) []byte {
+	b := block.NewBuilder(1, false)
+	if r.props.Entries > 0 {
+		b.Add(r.props.Largest.UserKey, r.props.Largest.Trailer, h.AppendTo(nil))
+	}
+	return append([]byte(nil), b.Finish()...)
+}
+
+func (r *Reader) loadRangeDeletions() ([]Tombstone, error) {
+	raw, err := r.readRaw(r.footer.rangeDel, nil)
+	if err != nil {
+		return nil, err
+	}
+	var it block.Iter
+	if err := it.Init(raw); err != nil {
+		return nil, err
+	}
+	var ts []Tombstone
+	for ok := it.First(); ok; ok = it.Next() {
+		if it.Trailer().Kind() != base.KindRangeDelete {
+			return nil, base.CorruptionErrorf("sstable: range deletion block holds a %s entry", it.Trailer().Kind())
+		}
+		ts = append(ts, Tombstone{
+			Start: append([]byte(nil), it.UserKey()...),
+			End:   append([]byte(nil), it.Value()...),
+			Seq:   it.Trailer().SeqNum(),
+		})
+	}
+	return ts, it.Error()
+}
+
+// readRaw reads, verifies and decompresses one block from the file.
+func (r *Reader) readRaw(h BlockHandle, stats *Stats) ([]byte, error) {
+	if h.Offset > r.size || h.Length+blockTrailerSize > r.size-h.Offset || h.Length > maxBlockSize {
+		return nil, base.CorruptionErrorf("sstable: block handle (offset %d, length %d) lies outside the %d-byte file", h.Offset, h.Length, r.size)
+	}
+	buf := make([]byte, h.Length+blockTrailerSize)
+	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
+		return nil, errors.Wrapf(err, "reading block at offset %d", h.Offset)
+	}
+	if stats != nil {
+		stats.BytesRead += int64(len(buf))
+	}
+	stored := buf[:h.Length]
+	typ := buf[h.Length]
+	want := binary.LittleEndian.Uint32(buf[h.Length+1:])
+	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
+		return nil, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
+	}
+	raw, err := decompressBlock(Compression(typ), stored)
+	if err != nil {
+		return nil, errors.Wrapf(err, "block at offset %d", h.Offset)
+	}
+	return raw, nil
+}
+
+// blockRef is a block in use: a cache handle to release, or (uncached) nil.
+type blockRef struct {
+	h    cache.Handle
+	data []byte
+}
+
+func (b *blockRef) release() {
+	b.h.Release()
+	*b = blockRef{}
+}
+
+// readBlock returns a verified, decompressed block of the given kind,
+// through the block cache. fillCache is false for compactions, which must
+// not push the readers' working set out of the cache.
+func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, fillCache bool) (blockRef, error) {
+	if kind != cache.KindData && r.hasPinned.Load() {
+		r.pinnedMu.RLock()
+		b, ok := r.pinned[h.Offset]
+		r.pinnedMu.RUnlock()
+		if ok {
+			if stats != nil {
+				stats.CacheHits++
+			}
+			return blockRef{data: b}, nil
+		}
+	}
+	if r.cache != nil {
+		if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
+			if stats != nil {
+				stats.CacheHits++
+			}
+			return blockRef{h: ch, data: ch.Value()}, nil
+		}
+	}
+	if r.cache == nil || !fillCache {
+		data, err := r.readVerified(h, kind, stats)
+		if err != nil {
+			return blockRef{}, err
+		}
+		if r.cache == nil && kind != cache.KindData {
+			r.pin(h.Offset, data)
+		}
+		return blockRef{data: data}, nil
+	}
+	pri := cache.PriorityHigh
+	if kind == cache.KindData {
+		pri = cache.PriorityLow
+	}
+	ch, _, err := r.cache.GetOrLoad(r.cacheID, h.Offset, kind, pri, func() ([]byte, error) {
+		return r.readVerified(h, kind, stats)
+	})
+	if err != nil {
+		return blockRef{}, err
+	}
+	if kind != cache.KindData && !ch.Cached() && int64(len(ch.Value())) > r.cache.MaxEntrySize() {
+		// Larger than a cache shard: pin it instead of re-reading it on
+		// every lookup (the full-filter cliff of RocksDB's LRU cache).
+		r.pin(h.Offset, ch.Value())
+	}
+	return blockRef{h: ch, data: ch.Value()}, nil
+}
+
+// readVerified reads a block, checks its structure and counts the read.
+func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]byte, error) {
+	data, err := r.readRaw(h, stats)
+	if err != nil {
+		return nil, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+	}
+	if kind == cache.KindFilter {
+		err = validateFilter(data)
+	} else {
+		var it block.Iter
+		err = it.Init(data)
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, "sstable: %s: %s block at offset %d", r.name, kind, h.Offset)
+	}
+	if stats != nil {
+		switch kind {
+		case cache.KindFilter:
+			stats.FilterReads++
+		case cache.KindIndex:
+			stats.IndexReads++
+		default:
+			stats.DataReads++
+		}
+	}
+	return data, nil
+}
+
+func (r *Reader) pin(offset uint64, data []byte) {
+	r.pinnedMu.Lock()
+	defer r.pinnedMu.Unlock()
+	if _, ok := r.pinned[offset]; ok || r.closed.Load() {
+		return
+	}
+	if r.pinned == nil {
+		r.pinned = make(map[uint64][]byte)
+	}
+	r.pinned[offset] = data
+	r.pinnedBytes.Add(int64(len(data)))
+	if r.cache != nil {
+		r.cache.AddPinned(int64(len(data)))
+	}
+	r.hasPinned.Store(true)
+}
+
+func (r *Reader) releasePinned() {
+	r.pinnedMu.Lock()
+	defer r.pinnedMu.Unlock()
+	if r.cache != nil {
+		r.cache.AddPinned(-r.pinnedBytes.Load() - int64(len(r.topIndex)+len(r.topFilter)))
+	}
+	r.pinned = nil
+	r.pinnedBytes.Store(0)
+	r.hasPinned.Store(false)
+}
+
+// Properties returns the table's properties.
+func (r *Reader) Properties() *Properties { return &r.props }
+
+// RangeDeletions returns the table's range tombstones, sorted by start.
+func (r *Reader) RangeDeletions() []Tombstone { return r.rangeDels }
+
+// PinnedBytes returns the bytes this reader holds outside the cache's
+// shards: top-level blocks plus oversized metadata blocks.
+func (r *Reader) PinnedBytes() int64 {
+	return r.pinnedBytes.Load() + int64(len(r.topIndex)+len(r.topFilter))
+}
+
+// FileSize returns the table's size in bytes.
+func (r *Reader) FileSize() uint64 { return r.size }
+
+// Close releases pinned memory and closes the file. The caller must not use
+// the reader or its iterators afterwards.
+func (r *Reader) Close() error {
+	if r.closed.Swap(true) {
+		return errors.Wrapf(base.ErrClosed, "sstable: %s", r.name)
+	}
+	r.releasePinned()
+	return r.f.Close()
+}
+
+// EvictFromCache drops the table's blocks from the block cache (when the
+// table file is deleted).
+func (r *Reader) EvictFromCache() {
+	if r.cache != nil {
+		r.cache.EvictFile(r.cacheID)
+	}
+}

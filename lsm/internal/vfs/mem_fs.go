@@ -1,0 +1,494 @@
+package vfs
+
+import (
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// MemFS is an in-memory FS for tests that can simulate a power loss.
+//
+// It is modelled on inodes and directories. A file keeps two versions of its
+// bytes: the current ones, which reads see, and the ones captured by its last
+// File.Sync. A directory keeps its current entries and the entries captured
+// by its last sync (OpenDir, then File.Sync), so creating, renaming or
+// removing a name only becomes durable once the directory holding it is
+// synced, as on Linux file systems. CrashClone builds the file system a
+// machine would find after losing power.
+//
+// Simplifications:
+//   - directories that MkdirAll creates are durable at once;
+//   - every path is resolved from the MemFS root, with or without a leading
+//     separator; "." is the root and ".." may not climb above it;
+//   - there are no permissions, modification times or hard links.
+//
+// It is slightly stricter than the OS where the OS is lax: OpenDir of a
+// regular file fails with ENOTDIR. Errors are *os.PathError (or
+// *os.LinkError for Rename) around syscall errnos, so errors.Is(err,
+// os.ErrNotExist) and friends work as they do on the OS.
+//
+// A MemFS is safe for concurrent use: one mutex guards the tree and every
+// file's bytes, which is plenty for tests.
+type MemFS struct {
+	mu struct {
+		sync.Mutex
+		root *memNode
+		// locks holds the cleaned paths of the locks Lock handed out.
+		locks map[string]bool
+	}
+}
+
+var _ FS = (*MemFS)(nil)
+
+// memNode is an inode: a file or a directory.
+type memNode struct {
+	isDir bool
+
+	// Files. data only ever grows by appending or is replaced wholesale
+	// (Create truncates), so syncedData may share data's backing array.
+	data       []byte
+	syncedData []byte
+
+	// Directories: the entries now, and as of the last directory sync.
+	entries       map[string]*memNode
+	syncedEntries map[string]*memNode
+}
+
+func newDirNode() *memNode {
+	return &memNode{
+		isDir:         true,
+		entries:       map[string]*memNode{},
+		syncedEntries: map[string]*memNode{},
+	}
+}
+
+// NewMem returns an empty in-memory file system holding only its root
+// directory.
+func NewMem() *MemFS {
+	fs := &MemFS{}
+	fs.mu.root = newDirNode()
+	fs.mu.locks = map[string]bool{}
+	return fs
+}
+
+var (
+	errOutsideRoot = errors.New("path climbs above the root of the MemFS")
+	errIsRoot      = errors.New("operation not allowed on the root directory")
+	errReadOnly    = errors.New("file is open for reading only")
+	errLockHeld    = errors.New("lock is already held")
+	errNegativeOff = errors.New("negative offset")
+)
+
+func pathErr(op, name string, err error) error {
+	return &os.PathError{Op: op, Path: name, Err: err}
+}
+
+// splitPath returns the components of name below the root; the root itself
+// has none.
+func splitPath(name string) ([]string, error) {
+	clean := strings.TrimLeft(filepath.Clean(name), string(filepath.Separator))
+	if clean == "" || clean == "." {
+		return nil, nil
+	}
+	parts := strings.Split(clean, string(filepath.Separator))
+	if parts[0] == ".." {
+		return nil, errOutsideRoot
+	}
+	return parts, nil
+}
+
+// walkLocked returns the node at the given components.
+func (fs *MemFS) walkLocked(parts []string) (*memNode, error) {
+	n := fs.mu.root
+	for _, p := range parts {
+		if !n.isDir {
+			return nil, syscall.ENOTDIR
+		}
+		child, ok := n.entries[p]
+		if !ok {
+			return nil, syscall.ENOENT
+		}
+		n = child
+	}
+	return n, nil
+}
+
+// lookupLocked returns the node name refers to.
+func (fs *MemFS) lookupLocked(name string) (*memNode, error) {
+	parts, err := splitPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.walkLocked(parts)
+}
+
+// lookupParentLocked returns the directory that holds name's last component,
+// and that component.
+func (fs *MemFS) lookupParentLocked(name string) (dir *memNode, base string, err error) {
+	parts, err := splitPath(name)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(parts) == 0 {
+		return nil, "", errIsRoot
+	}
+	dir, err = fs.walkLocked(parts[:len(parts)-1])
+	if err == nil && !dir.isDir {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return dir, parts[len(parts)-1], nil
+}
+
+// Create implements FS. Truncating an existing file is, like every other
+// change to its bytes, durable only once the file is synced.
+func (fs *MemFS) Create(name string) (File, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir, base, err := fs.lookupParentLocked(name)
+	if err != nil {
+		return nil, pathErr("create", name, err)
+	}
+	n := dir.entries[base]
+	switch {
+	case n == nil:
+		n = &memNode{}
+		dir.entries[base] = n
+	case n.isDir:
+		return nil, pathErr("create", name, syscall.EISDIR)
+	default:
+		n.data = nil
+	}
+	return &memFile{fs: fs, node: n, name: name}, nil
+}
+
+// Open implements FS. Like os.Open it also opens directories.
+func (fs *MemFS) Open(name string) (File, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, err := fs.lookupLocked(name)
+	if err != nil {
+		return nil, pathErr("open", name, err)
+	}
+	return &memFile{fs: fs, node: n, name: name, readOnly: true}, nil
+}
+
+// OpenDir implements FS.
+func (fs *MemFS) OpenDir(name string) (File, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, err := fs.lookupLocked(name)
+	if err == nil && !n.isDir {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return nil, pathErr("opendir", name, err)
+	}
+	return &memFile{fs: fs, node: n, name: name, readOnly: true}, nil
+}
+
+// Remove implements FS.
+func (fs *MemFS) Remove(name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir, base, err := fs.lookupParentLocked(name)
+	if err != nil {
+		return pathErr("remove", name, err)
+	}
+	n, ok := dir.entries[base]
+	switch {
+	case !ok:
+		return pathErr("remove", name, syscall.ENOENT)
+	case n.isDir && len(n.entries) > 0:
+		return pathErr("remove", name, syscall.ENOTEMPTY)
+	}
+	delete(dir.entries, base)
+	return nil
+}
+
+// RemoveAll implements FS. Like os.RemoveAll it succeeds if name is absent.
+func (fs *MemFS) RemoveAll(name string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir, base, err := fs.lookupParentLocked(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return pathErr("removeall", name, err)
+	}
+	delete(dir.entries, base)
+	return nil
+}
+
+// Rename implements FS. As os.Rename does on Unix, it refuses to replace an
+// existing directory.
+func (fs *MemFS) Rename(oldname, newname string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.renameLocked(oldname, newname); err != nil {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
+func (fs *MemFS) renameLocked(oldname, newname string) error {
+	// Resolve both parents before either last component, as Linux does, so
+	// that the same error comes back as from os.Rename.
+	oldDir, oldBase, err := fs.lookupParentLocked(oldname)
+	if err != nil {
+		return err
+	}
+	newDir, newBase, err := fs.lookupParentLocked(newname)
+	if err != nil {
+		return err
+	}
+	n, ok := oldDir.entries[oldBase]
+	if !ok {
+		return syscall.ENOENT
+	}
+	target := newDir.entries[newBase]
+	switch {
+	case target != nil && target.isDir:
+		return syscall.EEXIST
+	case target == n:
+		return nil
+	case n.isDir && target != nil:
+		return syscall.ENOTDIR
+	case n.isDir && containsDir(n, newDir, map[*memNode]bool{}):
+		return syscall.EINVAL
+	}
+	delete(oldDir.entries, oldBase)
+	newDir.entries[newBase] = n
+	return nil
+}
+
+// containsDir reports whether dir is tree or lies below it.
+func containsDir(tree, dir *memNode, seen map[*memNode]bool) bool {
+	if tree == dir {
+		return true
+	}
+	seen[tree] = true
+	for _, child := range tree.entries {
+		if child.isDir && !seen[child] && containsDir(child, dir, seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// MkdirAll implements FS. The directories it creates are durable at once,
+// without a sync of their parents: a simplification, since engines create
+// their directory once, before any file that matters.
+func (fs *MemFS) MkdirAll(dir string, _ os.FileMode) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	parts, err := splitPath(dir)
+	if err != nil {
+		return pathErr("mkdir", dir, err)
+	}
+	n := fs.mu.root
+	for i, p := range parts {
+		child, ok := n.entries[p]
+		switch {
+		case !ok:
+			child = newDirNode()
+			n.entries[p] = child
+			n.syncedEntries[p] = child
+		case !child.isDir:
+			return pathErr("mkdir", filepath.Join(parts[:i+1]...), syscall.ENOTDIR)
+		}
+		n = child
+	}
+	return nil
+}
+
+// List implements FS.
+func (fs *MemFS) List(dir string) ([]string, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, err := fs.lookupLocked(dir)
+	if err == nil && !n.isDir {
+		err = syscall.ENOTDIR
+	}
+	if err != nil {
+		return nil, pathErr("open", dir, err)
+	}
+	// Never nil, like the OS version's result.
+	names := slices.AppendSeq(make([]string, 0, len(n.entries)), maps.Keys(n.entries))
+	slices.Sort(names)
+	return names, nil
+}
+
+// Stat implements FS.
+func (fs *MemFS) Stat(name string) (os.FileInfo, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	n, err := fs.lookupLocked(name)
+	if err != nil {
+		return nil, pathErr("stat", name, err)
+	}
+	return memFileInfo{name: filepath.Base(name), size: int64(len(n.data)), isDir: n.isDir}, nil
+}
+
+// Lock implements FS. The lock is exclusive within this MemFS: a second Lock
+// of the same name fails until the first is closed. Like the OS version it
+// creates the file if it is missing.
+func (fs *MemFS) Lock(name string) (io.Closer, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir, base, err := fs.lookupParentLocked(name)
+	if err != nil {
+		return nil, pathErr("lock", name, err)
+	}
+	lockKey := strings.TrimLeft(filepath.Clean(name), string(filepath.Separator))
+	if fs.mu.locks[lockKey] {
+		return nil, pathErr("lock", name, errLockHeld)
+	}
+	n := dir.entries[base]
+	switch {
+	case n == nil:
+		dir.entries[base] = &memNode{}
+	case n.isDir:
+		return nil, pathErr("lock", name, syscall.EISDIR)
+	}
+	fs.mu.locks[lockKey] = true
+	return &memLock{fs: fs, name: name, key: lockKey}, nil
+}
+
+type memLock struct {
+	fs     *MemFS
+	name   string
+	key    string
+	closed bool // guarded by fs.mu
+}
+
+func (l *memLock) Close() error {
+	l.fs.mu.Lock()
+	defer l.fs.mu.Unlock()
+	if l.closed {
+		return pathErr("unlock", l.name, os.ErrClosed)
+	}
+	l.closed = true
+	delete(l.fs.mu.locks, l.key)
+	return nil
+}
+
+// memFile is an open file or directory of a MemFS. It keeps working after its
+// name is removed or renamed, like a POSIX file descriptor.
+type memFile struct {
+	fs       *MemFS
+	node     *memNode
+	name     string
+	readOnly bool
+	closed   bool // guarded by fs.mu
+}
+
+func (f *memFile) checkOpenLocked(op string) error {
+	if f.closed {
+		return pathErr(op, f.name, os.ErrClosed)
+	}
+	return nil
+}
+
+// ReadAt follows os.File: fewer than len(p) bytes come with io.EOF.
+func (f *memFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("read"); err != nil {
+		return 0, err
+	}
+	switch {
+	case f.node.isDir:
+		return 0, pathErr("read", f.name, syscall.EISDIR)
+	case off < 0:
+		return 0, pathErr("read", f.name, errNegativeOff)
+	}
+	n := 0
+	if off < int64(len(f.node.data)) {
+		n = copy(p, f.node.data[off:])
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (f *memFile) Write(p []byte) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("write"); err != nil {
+		return 0, err
+	}
+	if f.readOnly {
+		return 0, pathErr("write", f.name, errReadOnly)
+	}
+	f.node.data = append(f.node.data, p...)
+	return len(p), nil
+}
+
+// Sync snapshots a file's bytes, or a directory's entries.
+func (f *memFile) Sync() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("sync"); err != nil {
+		return err
+	}
+	n := f.node
+	if n.isDir {
+		n.syncedEntries = maps.Clone(n.entries)
+	} else {
+		// Capping the capacity keeps later appends to data from growing
+		// syncedData; they never overwrite its bytes (see memNode).
+		n.syncedData = n.data[:len(n.data):len(n.data)]
+	}
+	return nil
+}
+
+func (f *memFile) Size() (int64, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("size"); err != nil {
+		return 0, err
+	}
+	return int64(len(f.node.data)), nil
+}
+
+func (f *memFile) Close() error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("close"); err != nil {
+		return err
+	}
+	f.closed = true
+	return nil
+}
+
+type memFileInfo struct {
+	name  string
+	size  int64
+	isDir bool
+}
+
+func (fi memFileInfo) Name() string       { return fi.name }
+func (fi memFileInfo) Size() int64        { return fi.size }
+func (fi memFileInfo) ModTime() time.Time { return time.Time{} }
+func (fi memFileInfo) IsDir() bool        { return fi.isDir }
+func (fi memFileInfo) Sys() any           { return nil }
+
+func (fi memFileInfo) Mode() os.FileMode {
+	if fi.isDir {
+		return os.ModeDir | 0o755
+	}
+	return 0o644
+}
