@@ -106,7 +106,7 @@ func (r *Reader) open() error {
 			return errors.Wrap(err, "top-level index")
 		}
 	} else {
-		r.topIndex = r.standIn(ft.index)
+		r.topIndex = r.standIn(ft.index, r.props.Largest.Trailer)
 	}
 	if ft.filter.Length > 0 {
 		if ft.flags&flagPartitionedFilter != 0 {
@@ -114,7 +114,7 @@ func (r *Reader) open() error {
 				return errors.Wrap(err, "top-level filter index")
 			}
 		} else {
-			r.topFilter = r.standIn(ft.filter)
+			r.topFilter = r.standIn(ft.filter, 0)
 		}
 	}
 	for _, b := range [][]byte{r.topIndex, r.topFilter} {
@@ -132,12 +132,12 @@ func (r *Reader) open() error {
 }
 
 // standIn builds the one-entry top-level block of a full-layout table: its
-// largest key pointing at the single index or filter block, so that reads
-// of both layouts take the same two-level path.
-func (r *Reader) standIn(h BlockHandle) []byte {
+// largest user key (with the given trailer) pointing at the single index or
+// filter block, so that reads of both layouts take the same two-level path.
+func (r *Reader) standIn(h BlockHandle, trailer base.Trailer) []byte {
 	b := block.NewBuilder(1, false)
 	if r.props.Entries > 0 {
-		b.Add(r.props.Largest.UserKey, r.props.Largest.Trailer, h.AppendTo(nil))
+		b.Add(r.props.Largest.UserKey, trailer, h.AppendTo(nil))
 	}
 	return append([]byte(nil), b.Finish()...)
 }
@@ -323,20 +323,17 @@ func (r *Reader) PinnedBytes() int64 {
 // FileSize returns the table's size in bytes.
 func (r *Reader) FileSize() uint64 { return r.size }
 
-// Close releases pinned memory and closes the file. The caller must not use
-// the reader or its iterators afterwards.
+// Close releases pinned memory, drops the table's blocks from the block
+// cache (a reopened table gets a new cache id, so they could never be hit
+// again) and closes the file. The caller must not use the reader or its
+// iterators afterwards.
 func (r *Reader) Close() error {
 	if r.closed.Swap(true) {
 		return errors.Wrapf(base.ErrClosed, "sstable: %s", r.name)
 	}
 	r.releasePinned()
-	return r.f.Close()
-}
-
-// EvictFromCache drops the table's blocks from the block cache (when the
-// table file is deleted).
-func (r *Reader) EvictFromCache() {
 	if r.cache != nil {
 		r.cache.EvictFile(r.cacheID)
 	}
+	return r.f.Close()
 }

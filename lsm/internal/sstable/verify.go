@@ -37,6 +37,10 @@ type verifier struct {
 	prevKey      base.InternalKey
 	prevIndex    base.InternalKey // key of the previous index entry: every later key is above it
 	hasPrevIndex bool
+
+	topFilter block.Iter // over the top-level filter index (if any)
+	filter    []byte     // the filter partition at filterAt
+	filterAt  uint64
 	entries      uint64
 }
 
@@ -67,48 +71,24 @@ func (v *verifier) run() error {
 			return err
 		}
 	}
-	var filters [][]byte // filter per partition, in order
 	if ft.filter.Length > 0 {
-		var top block.Iter
-		if err := top.Init(r.topFilter); err != nil {
+		if err := v.topFilter.Init(r.topFilter); err != nil {
 			return v.fail("top-level filter index", ft.filter.Offset, err)
 		}
-		for ok := top.First(); ok; ok = top.Next() {
-			h, err := DecodeBlockHandle(top.Value())
-			if err != nil {
-				return v.fail("top-level filter index", ft.filter.Offset, err)
-			}
-			f, err := v.readBlock("filter", h)
-			if err != nil {
-				return err
-			}
-			filters = append(filters, f)
-		}
-		if err := top.Error(); err != nil {
-			return v.fail("top-level filter index", ft.filter.Offset, err)
-		}
+		v.filterAt = noBlock
 	}
 	var top block.Iter
 	if err := top.Init(r.topIndex); err != nil {
 		return v.fail("top-level index", ft.index.Offset, err)
 	}
-	partition := 0
 	for ok := top.First(); ok; ok = top.Next() {
 		h, err := DecodeBlockHandle(top.Value())
 		if err != nil {
 			return v.fail("top-level index", ft.index.Offset, err)
 		}
-		var filter []byte
-		if filters != nil {
-			if partition >= len(filters) {
-				return v.fail("top-level filter index", ft.filter.Offset, errors.New("fewer filter partitions than index partitions"))
-			}
-			filter = filters[partition]
-		}
-		if err := v.partition(h, top.UserKey(), top.Trailer(), filter); err != nil {
+		if err := v.partition(h, top.UserKey(), top.Trailer()); err != nil {
 			return err
 		}
-		partition++
 	}
 	if err := top.Error(); err != nil {
 		return v.fail("top-level index", ft.index.Offset, err)
@@ -119,7 +99,7 @@ func (v *verifier) run() error {
 	return nil
 }
 
-func (v *verifier) partition(h BlockHandle, lastUser []byte, lastTrailer base.Trailer, filter []byte) error {
+func (v *verifier) partition(h BlockHandle, lastUser []byte, lastTrailer base.Trailer) error {
 	idx, err := v.readBlock("index", h)
 	if err != nil {
 		return err
@@ -143,8 +123,8 @@ func (v *verifier) partition(h BlockHandle, lastUser []byte, lastTrailer base.Tr
 			if v.entries > 0 && (v.prevKey.Compare(k) >= 0 || v.hasPrevIndex && v.prevIndex.Compare(k) >= 0) {
 				return v.fail("data", dh.Offset, errors.Newf("key %q#%d is not after the previous block's %q#%d", k.UserKey, k.Trailer, v.prevKey.UserKey, v.prevKey.Trailer))
 			}
-			if filter != nil && !bloom.MayContain(filter, bloom.Hash(k.UserKey)) {
-				return v.fail("filter", dh.Offset, errors.Newf("key %q is missing from its filter", k.UserKey))
+			if err := v.checkFilter(k); err != nil {
+				return err
 			}
 			v.prevKey = k.Clone()
 			last = v.prevKey
@@ -161,6 +141,35 @@ func (v *verifier) partition(h BlockHandle, lastUser []byte, lastTrailer base.Tr
 	}
 	if base.CompareInternal(v.prevIndex.UserKey, v.prevIndex.Trailer, lastUser, lastTrailer) != 0 {
 		return v.fail("top-level index", v.r.footer.index.Offset, errors.Newf("partition key %q does not match its last index key %q", lastUser, v.prevIndex.UserKey))
+	}
+	return nil
+}
+
+// checkFilter finds the filter partition of k as a Get would and checks
+// that it holds k's hash.
+func (v *verifier) checkFilter(k base.InternalKey) error {
+	if v.r.footer.filter.Length == 0 {
+		return nil
+	}
+	ft := v.r.footer.filter
+	if !v.topFilter.SeekGE(k.UserKey, k.Trailer) {
+		if err := v.topFilter.Error(); err != nil {
+			return v.fail("top-level filter index", ft.Offset, err)
+		}
+		return v.fail("top-level filter index", ft.Offset, errors.Newf("no filter partition covers key %q", k.UserKey))
+	}
+	h, err := DecodeBlockHandle(v.topFilter.Value())
+	if err != nil {
+		return v.fail("top-level filter index", ft.Offset, err)
+	}
+	if h.Offset != v.filterAt {
+		if v.filter, err = v.readBlock("filter", h); err != nil {
+			return err
+		}
+		v.filterAt = h.Offset
+	}
+	if !bloom.MayContain(v.filter, bloom.Hash(k.UserKey)) {
+		return v.fail("filter", h.Offset, errors.Newf("key %q is missing from its filter", k.UserKey))
 	}
 	return nil
 }

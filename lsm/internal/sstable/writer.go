@@ -19,6 +19,12 @@ import (
 // Data blocks are written as they fill. Index and filter partitions are
 // kept in memory (a few percent of the data) and written after the data,
 // followed by the top-level blocks, range deletions, properties and footer.
+//
+// Index partitions are cut when they reach MetadataBlockSize; filter
+// partitions independently, when they hold MetadataBlockSize·8/bitsPerKey
+// keys, and only between two user keys. Coupling them would make one of
+// the two the wrong size: a 4 KiB index partition covers ~150 data blocks
+// of 64 KiB, whose keys need a filter of ~800 KiB.
 type Writer struct {
 	f    vfs.File
 	name string
@@ -33,6 +39,7 @@ type Writer struct {
 	lastKey    []byte         // last point user key added
 	lastTr     base.Trailer
 	filterKeys []uint64 // hashes for the current filter partition (or the whole filter)
+	filters    []pendingFilter
 
 	partitions []pendingPartition
 	rangeDels  *block.Builder
@@ -53,12 +60,26 @@ type Writer struct {
 	scratch []byte
 }
 
-// pendingPartition is a finished index partition with its filter.
+// pendingPartition is a finished index partition.
 type pendingPartition struct {
 	lastKey     []byte
 	lastTrailer base.Trailer
 	index       []byte
-	filter      []byte // nil without filters
+}
+
+// pendingFilter is a finished filter partition. Its key is a user key at
+// or above every key hashed into it and below every key of the next
+// partition; the top-level filter index stores it with trailer 0, which
+// sorts after every version of that user key.
+type pendingFilter struct {
+	key    []byte
+	filter []byte
+}
+
+// keysPerFilterPartition is how many keys fill a filter partition of
+// about MetadataBlockSize bytes.
+func (w *Writer) keysPerFilterPartition() int {
+	return max(1, w.opts.MetadataBlockSize*8/w.opts.BloomBitsPerKey)
 }
 
 // NewWriter returns a writer of a table into f. name is used in errors.
@@ -115,6 +136,9 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		w.addIndexEntry(w.separator, tr)
 	}
 	if w.filtersEnabled() && !(w.filterHasLast && string(key.UserKey) == string(w.lastKey)) {
+		if w.opts.Layout == LayoutPartitioned && len(w.filterKeys) >= w.keysPerFilterPartition() {
+			w.cutFilter(appendSeparator(nil, w.lastKey, key.UserKey))
+		}
 		w.filterKeys = append(w.filterKeys, bloom.Hash(key.UserKey))
 		w.props.FilterEntries++
 		w.filterHasLast = true
@@ -191,7 +215,14 @@ func (w *Writer) addIndexEntry(key []byte, trailer base.Trailer) {
 	}
 }
 
-// cutPartition closes the current index partition and its filter.
+// cutFilter closes the current filter partition under key.
+func (w *Writer) cutFilter(key []byte) {
+	w.filters = append(w.filters, pendingFilter{key: key, filter: bloom.Build(nil, w.filterKeys, w.opts.BloomBitsPerKey)})
+	w.filterKeys = w.filterKeys[:0]
+	w.filterHasLast = false
+}
+
+// cutPartition closes the current index partition.
 func (w *Writer) cutPartition() {
 	if w.index.Empty() {
 		return
@@ -200,11 +231,6 @@ func (w *Writer) cutPartition() {
 		lastKey:     append([]byte(nil), w.lastIndexKey...),
 		lastTrailer: w.lastIndexTrailer,
 		index:       append([]byte(nil), w.index.Finish()...),
-	}
-	if w.filtersEnabled() {
-		p.filter = bloom.Build(nil, w.filterKeys, w.opts.BloomBitsPerKey)
-		w.filterKeys = w.filterKeys[:0]
-		w.filterHasLast = false
 	}
 	w.partitions = append(w.partitions, p)
 	w.index.Reset()
@@ -288,13 +314,12 @@ func (w *Writer) finish() error {
 
 	// Filter partitions (or the full filter), then the top-level filter index.
 	if w.filtersEnabled() {
-		if w.opts.Layout == LayoutFull && len(w.partitions) == 0 {
-			// An empty table still has a (matching-nothing) filter.
-			w.partitions = append(w.partitions, pendingPartition{filter: bloom.Build(nil, nil, w.opts.BloomBitsPerKey)})
+		if len(w.filterKeys) > 0 || len(w.filters) == 0 {
+			// The last partition, or an empty table's (matching-nothing) filter.
+			w.cutFilter(append([]byte(nil), w.lastKey...))
 		}
 		topFilter := block.NewBuilder(w.opts.IndexRestartInterval, commonPrefix)
-		for i := range w.partitions {
-			p := &w.partitions[i]
+		for _, p := range w.filters {
 			h, err := w.writeBlock(p.filter, CompressionNone)
 			if err != nil {
 				return err
@@ -305,7 +330,7 @@ func (w *Writer) finish() error {
 			if w.opts.Layout == LayoutFull {
 				ft.filter = h
 			} else {
-				topFilter.Add(p.lastKey, p.lastTrailer, h.AppendTo(nil))
+				topFilter.Add(p.key, 0, h.AppendTo(nil))
 			}
 		}
 		if w.opts.Layout == LayoutPartitioned {
@@ -324,7 +349,7 @@ func (w *Writer) finish() error {
 	// its single index block (empty for an empty table).
 	if w.opts.Layout == LayoutFull {
 		raw := w.index.Finish()
-		if len(w.partitions) > 0 && w.partitions[0].index != nil {
+		if len(w.partitions) > 0 {
 			raw = w.partitions[0].index
 		}
 		w.props.IndexBytes = uint64(len(raw))

@@ -1,0 +1,70 @@
+// Command bookie-index runs the bookie-index service and its operator
+// tools:
+//
+//	bookie-index serve   [--conf FILE]          run the service
+//	bookie-index sst     build|props|scan|verify  inspect or build one table
+//
+// Exit codes: 0 success, 1 the operation failed (a bad table, an I/O
+// error), 2 bad usage. Errors are one line on stderr.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// exitError carries an exit code through the command functions.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErrorf(format string, args ...interface{}) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+const usage = `usage: bookie-index <command> [arguments]
+
+commands:
+  serve    run the entry location index service (--conf FILE, or the embedded default)
+  sst      build, inspect and verify one table: sst build|props|scan|verify
+
+Run 'bookie-index <command> -h' for a command's flags.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes a command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = runServe(args[1:], stdout, stderr)
+	case "sst":
+		err = runSST(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "bookie-index: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if err == nil {
+		return 0
+	}
+	code := 1
+	if e, ok := err.(*exitError); ok {
+		code = e.code
+	}
+	fmt.Fprintf(stderr, "bookie-index %s: %v\n", args[0], err)
+	return code
+}

@@ -1,0 +1,96 @@
+package memtable
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ErrArenaFull is returned (wrapped; test with errors.Is) by Add when the
+// arena cannot hold the entry. Nothing is inserted in that case and the list
+// stays usable; a smaller entry may still fit.
+var ErrArenaFull = errors.New("memtable: arena full")
+
+const (
+	// arenaAlign is the alignment of every allocation. Tower slots need 4
+	// and the trailer is a uint64; 8 keeps both natural.
+	arenaAlign = 8
+	// maxArenaSize is the largest arena uint32 offsets can address (and an
+	// int can hold, on 32-bit platforms).
+	maxArenaSize = min(math.MaxUint32, math.MaxInt) &^ (arenaAlign - 1)
+	// arenaReserved bytes at the start of the arena are never handed out, so
+	// that offset 0 can mean "no node".
+	arenaReserved = arenaAlign
+)
+
+// arena is a bump allocator over one fixed buffer. One goroutine allocates
+// and writes; any goroutine may read bytes it reached through an atomic load
+// (see the package comment) and may call size at any time.
+type arena struct {
+	buf []byte
+	// used is the number of bytes handed out, including arenaReserved.
+	used atomic.Uint32
+	// testHookStored, when set (by tests only), runs after every atomic
+	// store, so that a test can read the list in each state a concurrent
+	// reader could observe.
+	testHookStored func()
+}
+
+// newArena allocates an arena of size bytes, clamped to [minSize,
+// maxArenaSize] and rounded up to arenaAlign.
+func newArena(size, minSize int) *arena {
+	words := arenaSizeFor(size, minSize) / arenaAlign
+	// Allocating []uint64 guarantees 8-byte alignment of the base, which the
+	// atomic tower accesses rely on.
+	backing := make([]uint64, words)
+	a := &arena{buf: unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(backing))), words*arenaAlign)}
+	a.used.Store(arenaReserved)
+	return a
+}
+
+// arenaSizeFor returns the size newArena allocates when asked for size bytes.
+func arenaSizeFor(size, minSize int) int {
+	size = max(size, minSize)
+	size = min(size, maxArenaSize)
+	return int(alignUp(uint64(size)))
+}
+
+// size returns the bytes handed out so far.
+func (a *arena) size() int { return int(a.used.Load()) }
+
+// capacity returns the arena's total size in bytes.
+func (a *arena) capacity() int { return len(a.buf) }
+
+// alloc reserves n bytes aligned to arenaAlign and returns their offset, or
+// false when they do not fit. Only the writer calls it.
+func (a *arena) alloc(n uint64) (uint32, bool) {
+	if n > uint64(len(a.buf)) {
+		return 0, false
+	}
+	off := uint64(a.used.Load())
+	end := off + alignUp(n)
+	if end > uint64(len(a.buf)) {
+		return 0, false
+	}
+	a.used.Store(uint32(end))
+	return uint32(off), true
+}
+
+// loadUint32 atomically reads the 4-byte aligned word at off.
+func (a *arena) loadUint32(off uint32) uint32 {
+	return atomic.LoadUint32((*uint32)(unsafe.Pointer(&a.buf[off])))
+}
+
+// storeUint32 atomically writes the 4-byte aligned word at off.
+func (a *arena) storeUint32(off, v uint32) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&a.buf[off])), v)
+	if a.testHookStored != nil {
+		a.testHookStored()
+	}
+}
+
+func alignUp(n uint64) uint64 {
+	return (n + arenaAlign - 1) &^ (arenaAlign - 1)
+}

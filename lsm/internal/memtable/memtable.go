@@ -1,0 +1,106 @@
+package memtable
+
+import (
+	"bytes"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/cockroachdb/errors"
+)
+
+// Memtable is the engine's write buffer: point entries (KindSet, KindDelete)
+// and range tombstones (KindRangeDelete, keyed by their inclusive start with
+// the exclusive end as value) in two skiplists that share one arena, so one
+// budget bounds both and ApproximateSize is the single number a flush
+// decision needs.
+//
+// Range tombstones are stored as written, unfragmented and possibly
+// overlapping; applying them (to Get results, iterators, compactions) is the
+// engine's job.
+//
+// Concurrency is that of Skiplist: one goroutine at a time in Add, any number
+// of readers concurrently.
+type Memtable struct {
+	arena     *arena
+	points    *Skiplist
+	rangeDels *Skiplist
+}
+
+// New returns an empty memtable with an arena of size bytes (clamped as for
+// NewSkiplist; the two head nodes are always accommodated).
+func New(size int) *Memtable {
+	a := newArena(size, arenaReserved+2*headNodeSize)
+	return &Memtable{
+		arena:     a,
+		points:    newSkiplistInArena(a),
+		rangeDels: newSkiplistInArena(a),
+	}
+}
+
+// Add records one write: a Set or Delete of key, or, for KindRangeDelete, the
+// deletion of user keys in [key, value). Errors: an unknown kind, a sequence
+// number above base.SeqNumMax, an empty or inverted range, a duplicate
+// (key, seq, kind) (wrapping ErrDuplicateKey) and a full arena (wrapping
+// ErrArenaFull). On error nothing is added.
+//
+// REQUIRES: no other goroutine is in Add on this memtable.
+func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error {
+	if seq > base.SeqNumMax {
+		return errors.Newf("memtable: sequence number %d of key %q exceeds the maximum %d", seq, key, base.SeqNumMax)
+	}
+	trailer := base.MakeTrailer(seq, kind)
+	switch kind {
+	case base.KindSet, base.KindDelete:
+		return m.points.Add(key, trailer, value)
+	case base.KindRangeDelete:
+		if bytes.Compare(key, value) >= 0 {
+			return errors.Newf("memtable: range deletion [%q, %q) #%d is empty: start must sort before end", key, value, seq)
+		}
+		return m.rangeDels.Add(key, trailer, value)
+	}
+	return errors.Newf("memtable: key %q #%d has unknown kind %d", key, seq, uint8(kind))
+}
+
+// Get returns the newest point entry of userKey with a sequence number <= seq:
+// its value and kind (KindSet or KindDelete). found is false when there is no
+// such entry. Range tombstones are not consulted. The value points into the
+// arena and is valid for the memtable's life. Get does not allocate.
+func (m *Memtable) Get(userKey []byte, seq base.SeqNum) (value []byte, kind base.Kind, found bool) {
+	// SeekTrailer(seq) sorts before every real entry of userKey with a
+	// sequence number <= seq and after every newer one.
+	_, nd := m.points.seek(userKey, base.SeekTrailer(min(seq, base.SeqNumMax)))
+	if nd == 0 || !bytes.Equal(m.arena.nodeKey(nd), userKey) {
+		return nil, 0, false
+	}
+	return m.arena.nodeValue(nd), m.arena.nodeTrailer(nd).Kind(), true
+}
+
+// NewPointIter returns an iterator over the point entries.
+func (m *Memtable) NewPointIter() *Iterator { return m.points.NewIter() }
+
+// InitPointIter resets it to an unpositioned iterator over the point entries.
+func (m *Memtable) InitPointIter(it *Iterator) { m.points.InitIter(it) }
+
+// NewRangeDelIter returns an iterator over the range tombstones, ordered by
+// start key (then newest first); each entry's Value is its exclusive end key.
+func (m *Memtable) NewRangeDelIter() *Iterator { return m.rangeDels.NewIter() }
+
+// InitRangeDelIter resets it to an unpositioned iterator over the range
+// tombstones.
+func (m *Memtable) InitRangeDelIter(it *Iterator) { m.rangeDels.InitIter(it) }
+
+// ApproximateSize returns the arena bytes in use by both lists, head nodes
+// included. It only grows, and never exceeds Capacity.
+func (m *Memtable) ApproximateSize() int { return m.arena.size() }
+
+// Capacity returns the arena's size in bytes.
+func (m *Memtable) Capacity() int { return m.arena.capacity() }
+
+// Available returns the arena bytes still free. An entry is certain to fit
+// when MaxEntrySize of it is at most Available.
+func (m *Memtable) Available() int { return m.arena.capacity() - m.arena.size() }
+
+// Count returns the number of point entries and range tombstones.
+func (m *Memtable) Count() int { return m.points.Count() + m.rangeDels.Count() }
+
+// Empty reports whether nothing has been added.
+func (m *Memtable) Empty() bool { return m.Count() == 0 }
