@@ -1,10 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"bufio"
 	"flag"
 	"fmt"
 	"io"
@@ -184,31 +184,31 @@ func openTableArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet
 
 // propsJSON is the --json shape of sst props.
 type propsJSON struct {
-	File                string      `json:"file"`
-	FileBytes           uint64      `json:"file_bytes"`
-	Entries             uint64      `json:"entries"`
-	RangeDeletions      uint64      `json:"range_deletions"`
-	FormatVersion       uint64      `json:"format_version"`
-	Layout              string      `json:"layout"`
-	Compression         string      `json:"compression"`
-	CommonPrefix        bool        `json:"common_prefix"`
-	BlockSize           uint64      `json:"block_size"`
-	RestartInterval     uint64      `json:"restart_interval"`
-	MetadataBlockSize   uint64      `json:"metadata_block_size"`
-	BloomBitsPerKey     int64       `json:"bloom_bits_per_key"`
-	DataBlocks          uint64      `json:"data_blocks"`
-	IndexPartitions     uint64      `json:"index_partitions"`
-	FilterPartitions    uint64      `json:"filter_partitions"`
-	MaxFilterBlockBytes uint64      `json:"max_filter_block_bytes"`
-	MaxIndexBlockBytes  uint64      `json:"max_index_block_bytes"`
-	DataStoredBytes     uint64      `json:"data_stored_bytes"`
-	BytesByTier         tierJSON    `json:"bytes_by_tier"`
-	RawKeyBytes         uint64      `json:"raw_key_bytes"`
-	RawValueBytes       uint64      `json:"raw_value_bytes"`
-	SmallestKey         string      `json:"smallest_key,omitempty"`
-	LargestKey          string      `json:"largest_key,omitempty"`
-	SeqNums             [2]uint64   `json:"seqnums"`
-	BytesPerEntry       float64     `json:"bytes_per_entry"`
+	File                string    `json:"file"`
+	FileBytes           uint64    `json:"file_bytes"`
+	Entries             uint64    `json:"entries"`
+	RangeDeletions      uint64    `json:"range_deletions"`
+	FormatVersion       uint64    `json:"format_version"`
+	Layout              string    `json:"layout"`
+	Compression         string    `json:"compression"`
+	CommonPrefix        bool      `json:"common_prefix"`
+	BlockSize           uint64    `json:"block_size"`
+	RestartInterval     uint64    `json:"restart_interval"`
+	MetadataBlockSize   uint64    `json:"metadata_block_size"`
+	BloomBitsPerKey     int64     `json:"bloom_bits_per_key"`
+	DataBlocks          uint64    `json:"data_blocks"`
+	IndexPartitions     uint64    `json:"index_partitions"`
+	FilterPartitions    uint64    `json:"filter_partitions"`
+	MaxFilterBlockBytes uint64    `json:"max_filter_block_bytes"`
+	MaxIndexBlockBytes  uint64    `json:"max_index_block_bytes"`
+	DataStoredBytes     uint64    `json:"data_stored_bytes"`
+	BytesByTier         tierJSON  `json:"bytes_by_tier"`
+	RawKeyBytes         uint64    `json:"raw_key_bytes"`
+	RawValueBytes       uint64    `json:"raw_value_bytes"`
+	SmallestKey         string    `json:"smallest_key,omitempty"`
+	LargestKey          string    `json:"largest_key,omitempty"`
+	SeqNums             [2]uint64 `json:"seqnums"`
+	BytesPerEntry       float64   `json:"bytes_per_entry"`
 }
 
 type tierJSON struct {

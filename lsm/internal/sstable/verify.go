@@ -41,7 +41,7 @@ type verifier struct {
 	topFilter block.Iter // over the top-level filter index (if any)
 	filter    []byte     // the filter partition at filterAt
 	filterAt  uint64
-	entries      uint64
+	entries   uint64
 }
 
 func (v *verifier) fail(kind string, off uint64, err error) error {
