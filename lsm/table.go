@@ -27,8 +27,9 @@ type Compression = sstable.Compression
 
 // Compression codecs.
 const (
-	NoCompression  = sstable.CompressionNone
-	LZ4Compression = sstable.CompressionLZ4
+	DefaultCompression = sstable.CompressionDefault // LZ4
+	NoCompression      = sstable.CompressionNone
+	LZ4Compression     = sstable.CompressionLZ4
 )
 
 // ParseCompression parses "none" or "lz4".

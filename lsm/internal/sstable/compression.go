@@ -7,14 +7,22 @@ import (
 	"github.com/pierrec/lz4/v4"
 )
 
-// compressBlock appends raw compressed with c to dst and returns the bytes
-// and the codec used. Compression is skipped (CompressionNone) when it
-// saves less than 12.5%: decompressing costs CPU on every cache miss.
+// Block compression codes stored in block trailers. Persisted: do not
+// change.
+const (
+	blockTypeNone = 0
+	blockTypeLZ4  = 1
+)
+
+// compressBlock compresses raw with c (into scratch) and returns the bytes
+// and the block type code to store. Compression is skipped (blockTypeNone)
+// when it saves less than 12.5%: decompressing costs CPU on every cache
+// miss.
 //
 // An LZ4 block is stored as uvarint(raw length) followed by the LZ4 block.
-func compressBlock(lc *lz4.Compressor, c Compression, raw, scratch []byte) ([]byte, Compression) {
+func compressBlock(lc *lz4.Compressor, c Compression, raw, scratch []byte) ([]byte, byte) {
 	if c != CompressionLZ4 || len(raw) == 0 {
-		return raw, CompressionNone
+		return raw, blockTypeNone
 	}
 	bound := lz4.CompressBlockBound(len(raw)) + binary.MaxVarintLen64
 	if cap(scratch) < bound {
@@ -24,17 +32,17 @@ func compressBlock(lc *lz4.Compressor, c Compression, raw, scratch []byte) ([]by
 	n := binary.PutUvarint(scratch, uint64(len(raw)))
 	m, err := lc.CompressBlock(raw, scratch[n:])
 	if err != nil || m == 0 || n+m > len(raw)-len(raw)/8 {
-		return raw, CompressionNone
+		return raw, blockTypeNone
 	}
-	return scratch[:n+m], CompressionLZ4
+	return scratch[:n+m], blockTypeLZ4
 }
 
 // decompressBlock decodes a stored block body.
-func decompressBlock(c Compression, stored []byte) ([]byte, error) {
-	switch c {
-	case CompressionNone:
+func decompressBlock(blockType byte, stored []byte) ([]byte, error) {
+	switch blockType {
+	case blockTypeNone:
 		return stored, nil
-	case CompressionLZ4:
+	case blockTypeLZ4:
 		rawLen, n := binary.Uvarint(stored)
 		if n <= 0 || rawLen > maxBlockSize {
 			return nil, base.CorruptionErrorf("sstable: malformed LZ4 block length")
@@ -46,5 +54,5 @@ func decompressBlock(c Compression, stored []byte) ([]byte, error) {
 		}
 		return raw, nil
 	}
-	return nil, base.CorruptionErrorf("sstable: unknown compression type %d", c)
+	return nil, base.CorruptionErrorf("sstable: unknown compression type %d", blockType)
 }

@@ -43,15 +43,17 @@ func ParseLayout(s string) (Layout, error) {
 	return 0, errors.Newf("unknown table layout %q (accepted: partitioned, full)", s)
 }
 
-// Compression is a block compression codec. Values are persisted in block
-// trailers: do not change them.
+// Compression chooses the block compression codec. (The codes stored in
+// block trailers are separate constants, see compression.go.)
 type Compression uint8
 
 const (
+	// CompressionDefault is LZ4, BookKeeper's default.
+	CompressionDefault Compression = iota
 	// CompressionNone stores blocks as they are.
-	CompressionNone Compression = 0
-	// CompressionLZ4 compresses blocks with LZ4 (BookKeeper's default).
-	CompressionLZ4 Compression = 1
+	CompressionNone
+	// CompressionLZ4 compresses blocks with LZ4.
+	CompressionLZ4
 )
 
 // String names the codec.
@@ -59,7 +61,7 @@ func (c Compression) String() string {
 	switch c {
 	case CompressionNone:
 		return "none"
-	case CompressionLZ4:
+	case CompressionLZ4, CompressionDefault:
 		return "lz4"
 	}
 	return fmt.Sprintf("compression(%d)", uint8(c))
@@ -96,8 +98,7 @@ type WriterOptions struct {
 	// BloomBitsPerKey is the Bloom filter's bits per key. Default 10;
 	// negative disables filters.
 	BloomBitsPerKey int
-	// Compression of data and index blocks. Default none (the zero value);
-	// the engine's options choose LZ4.
+	// Compression of data and index blocks. Default LZ4.
 	Compression Compression
 	// DisableCommonPrefix turns off storing each block's common key prefix
 	// once (the prefix is on by default).
@@ -130,6 +131,9 @@ func (o WriterOptions) EnsureDefaults() WriterOptions {
 	if o.BloomBitsPerKey == 0 {
 		o.BloomBitsPerKey = DefaultBloomBitsPerKey
 	}
+	if o.Compression == CompressionDefault {
+		o.Compression = CompressionLZ4
+	}
 	return o
 }
 
@@ -148,7 +152,7 @@ func (o WriterOptions) Validate() error {
 		return errors.Newf("BloomBitsPerKey %d is out of range [<=0 disables, 1..64]", o.BloomBitsPerKey)
 	case o.Layout != LayoutPartitioned && o.Layout != LayoutFull:
 		return errors.Newf("unknown Layout %d", o.Layout)
-	case o.Compression != CompressionNone && o.Compression != CompressionLZ4:
+	case o.Compression > CompressionLZ4:
 		return errors.Newf("unknown Compression %d", o.Compression)
 	}
 	return nil

@@ -183,7 +183,7 @@ func (r *Reader) readRaw(h BlockHandle, stats *Stats) ([]byte, error) {
 	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
 		return nil, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
 	}
-	raw, err := decompressBlock(Compression(typ), stored)
+	raw, err := decompressBlock(typ, stored)
 	if err != nil {
 		return nil, errors.Wrapf(err, "block at offset %d", h.Offset)
 	}

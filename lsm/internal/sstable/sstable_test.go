@@ -124,7 +124,7 @@ func randomOptions(rng *rand.Rand) WriterOptions {
 		MetadataBlockSize:    []int{64, 128, 4096}[rng.Intn(3)],
 		Layout:               Layout(rng.Intn(2)),
 		BloomBitsPerKey:      []int{-1, 10}[rng.Intn(2)],
-		Compression:          Compression(rng.Intn(2)),
+		Compression:          Compression(rng.Intn(3)),
 		DisableCommonPrefix:  rng.Intn(2) == 0,
 	}
 }

@@ -238,12 +238,12 @@ func (w *Writer) cutPartition() {
 
 // writeBlock writes a block with its trailer and returns its handle.
 func (w *Writer) writeBlock(raw []byte, c Compression) (BlockHandle, error) {
-	stored, used := compressBlock(&w.lz4, c, raw, w.scratch)
-	if used == CompressionLZ4 {
+	stored, blockType := compressBlock(&w.lz4, c, raw, w.scratch)
+	if blockType == blockTypeLZ4 {
 		w.scratch = stored[:0]
 	}
 	var trailer [blockTrailerSize]byte
-	trailer[0] = byte(used)
+	trailer[0] = blockType
 	sum := crc.Extend(crc.Extend(0, stored), trailer[:1])
 	binary.LittleEndian.PutUint32(trailer[1:], crc.Mask(sum))
 	h := BlockHandle{Offset: w.offset, Length: uint64(len(stored))}

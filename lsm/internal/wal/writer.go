@@ -101,27 +101,49 @@ func NewWriter(f vfs.File, opts Options) *Writer {
 // After a failure Append returns an error wrapping the first failure; after
 // Close it returns an error marked base.ErrClosed.
 func (w *Writer) Append(rec []byte, sync bool) error {
+	n, err := w.Enqueue(rec)
+	if err != nil {
+		return err
+	}
+	return w.Wait(n, sync)
+}
+
+// Enqueue frames record into the log's pending buffer without waiting for
+// any I/O and returns its number (records are numbered from 1 in log
+// order). The DB enqueues under its commit lock, so that the log's order is
+// the sequence-number order, and waits outside it, so that concurrent
+// committers share writes and syncs.
+func (w *Writer) Enqueue(rec []byte) (uint64, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.mu.closed {
-		return errors.Wrap(base.ErrClosed, "wal: append after close")
+		return 0, errors.Wrap(base.ErrClosed, "wal: append after close")
 	}
 	if w.mu.err != nil {
-		return w.mu.err
+		return 0, w.mu.err
 	}
 	if _, err := w.mu.log.WriteRecord(rec); err != nil {
 		// pendingBuffer never fails, so this is a bug, but keep the log
 		// consistent: nothing after a framing error may be written.
 		w.failLocked(errors.Wrap(err, "wal: framing record"))
-		return w.mu.err
+		return 0, w.mu.err
 	}
 	if err := w.mu.log.Flush(); err != nil {
 		w.failLocked(errors.Wrap(err, "wal: framing record"))
-		return w.mu.err
+		return 0, w.mu.err
 	}
 	w.mu.appended++
 	w.mu.metrics.Records++
-	return w.waitLocked(w.mu.appended, sync)
+	return w.mu.appended, nil
+}
+
+// Wait returns once record n (from Enqueue) was written, and synced if
+// durable, doing the Write or Sync itself when nobody else is. It works
+// after Close for records enqueued before it (Close writes and syncs them).
+func (w *Writer) Wait(n uint64, durable bool) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.waitLocked(n, durable)
 }
 
 // waitLocked returns once record seq was written (and synced, if durable),

@@ -596,3 +596,22 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+func TestEnqueueThenWait(t *testing.T) {
+	fs := vfs.NewMem()
+	f, err := fs.Create("wal")
+	require.NoError(t, err)
+	w := NewWriter(f, Options{})
+	var last uint64
+	for i := 0; i < 3; i++ {
+		n, err := w.Enqueue([]byte{byte(i)})
+		require.NoError(t, err)
+		require.Equal(t, uint64(i+1), n)
+		last = n
+	}
+	require.Zero(t, w.Metrics().Syncs, "Enqueue does no I/O")
+	require.NoError(t, w.Wait(last, true))
+	require.Equal(t, int64(1), w.Metrics().Syncs, "one sync covers the three records")
+	require.NoError(t, w.Close())
+	require.NoError(t, w.Wait(last, true), "records enqueued before Close stay durable")
+}

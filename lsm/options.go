@@ -1,0 +1,256 @@
+package lsm
+
+import (
+	"log/slog"
+	"math"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/cache"
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/cockroachdb/errors"
+)
+
+// FS is the file system interface the engine does all its I/O through.
+type FS = vfs.FS
+
+// NewMemFS returns an in-memory file system (for tests and tools).
+func NewMemFS() FS { return vfs.NewMem() }
+
+// Options configure a DB. Fields are named after their RocksDB options
+// (the OPTIONS-file key is given in each comment) so that BookKeeper
+// configurations map one to one. A zero field means its default, written in
+// its comment; Open(dir, nil) uses DefaultOptions().
+type Options struct {
+	// FS is the file system. Default: the operating system's.
+	FS FS
+	// Logger receives the engine's log lines (flushes, compactions,
+	// recovery). Default: discarded.
+	Logger *slog.Logger
+	// ReadOnly opens an existing DB without writing anything: no WAL,
+	// no flushes, no compactions, no recovery writes (for tools).
+	ReadOnly bool
+
+	// WriteBufferSize (write_buffer_size) is the memtable size that
+	// triggers a switch and flush. Default 64 MiB.
+	WriteBufferSize int64
+	// MaxWriteBufferNumber (max_write_buffer_number) bounds the memtables,
+	// mutable and immutable; writes stall while it is reached. Default 4.
+	MaxWriteBufferNumber int
+
+	// NumLevels (num_levels). Default 7.
+	NumLevels int
+	// Level0FileNumCompactionTrigger (level0_file_num_compaction_trigger):
+	// L0 tables that start a compaction into the base level. Default 4.
+	Level0FileNumCompactionTrigger int
+	// Level0SlowdownWritesTrigger (level0_slowdown_writes_trigger): L0
+	// tables from which writes are delayed. Default 20.
+	Level0SlowdownWritesTrigger int
+	// Level0StopWritesTrigger (level0_stop_writes_trigger): L0 tables at
+	// which writes wait for compactions. Default 36.
+	Level0StopWritesTrigger int
+	// MaxBytesForLevelBase (max_bytes_for_level_base): target size of the
+	// base level. Default 256 MiB.
+	MaxBytesForLevelBase int64
+	// MaxBytesForLevelMultiplier (max_bytes_for_level_multiplier): size
+	// ratio between adjacent levels. Default 10.
+	MaxBytesForLevelMultiplier float64
+	// TargetFileSizeBase (target_file_size_base): size of compaction
+	// output tables. Default 64 MiB.
+	TargetFileSizeBase int64
+	// StaticLevelBytes turns off dynamic level bytes
+	// (level_compaction_dynamic_level_bytes=false). Default false: level
+	// targets are derived from the last level's size, as BookKeeper sets.
+	StaticLevelBytes bool
+	// RangeDeletionCompactionRatio: a table whose entries are at least this
+	// fraction covered by newer range deletions is compacted on its own, so
+	// the space of deleted ledgers comes back without a manual compaction.
+	// Default 0.5.
+	RangeDeletionCompactionRatio float64
+	// MaxBackgroundJobs (max_background_jobs): concurrent flushes and
+	// compactions. Default 2.
+	MaxBackgroundJobs int
+	// MaxOpenFiles (max_open_files): table files kept open; -1 or 0 keeps
+	// all open (BookKeeper's -1). Default 0.
+	MaxOpenFiles int
+	// MaxManifestFileSize (max_manifest_file_size): the manifest is
+	// rewritten when it grows past this. Default 64 MiB.
+	MaxManifestFileSize int64
+
+	// BlockSize (block_size) of data blocks. Default 65536 (BookKeeper's
+	// dbStorage_rocksDB_blockSize).
+	BlockSize int
+	// BlockRestartInterval (block_restart_interval). Default 16.
+	BlockRestartInterval int
+	// IndexBlockRestartInterval (index_block_restart_interval). Default 1.
+	IndexBlockRestartInterval int
+	// MetadataBlockSize (metadata_block_size): size of index and filter
+	// partitions. Default 4096.
+	MetadataBlockSize int
+	// TableLayout: TableLayoutPartitioned (index_type=kTwoLevelIndexSearch,
+	// partition_filters=true; the default) or TableLayoutFull.
+	TableLayout TableLayout
+	// BloomBitsPerKey (filter_policy=rocksdb.BloomFilter:N:false). Default
+	// 10; negative disables filters.
+	BloomBitsPerKey int
+	// Compression (compression). Default LZ4.
+	Compression Compression
+	// DisableCommonPrefix turns off storing each block's common key prefix
+	// once (optimize_key_common_prefix=kDisabled). Default false.
+	DisableCommonPrefix bool
+
+	// BlockCache, if set, is shared with other DBs; otherwise the DB makes
+	// its own of BlockCacheSize bytes.
+	BlockCache *BlockCache
+	// BlockCacheSize (block_cache) in bytes. Default 256 MiB.
+	BlockCacheSize int64
+	// BlockCacheNumShardBits: 2^bits shards. Default 6 (64 shards).
+	BlockCacheNumShardBits int
+	// BlockCacheHighPriorityRatio (high_pri_pool_ratio): share of each
+	// shard reserved for index and filter partitions. Default 0.5.
+	BlockCacheHighPriorityRatio float64
+
+	// EnableStatistics turns on timing measurements (stall and sync
+	// durations). Counters are always kept; timers cost clock reads.
+	EnableStatistics bool
+}
+
+// Defaults, BookKeeper's entry-location settings where it has one.
+const (
+	DefaultWriteBufferSize                = 64 << 20
+	DefaultMaxWriteBufferNumber           = 4
+	DefaultNumLevels                      = 7
+	DefaultLevel0FileNumCompactionTrigger = 4
+	DefaultLevel0SlowdownWritesTrigger    = 20
+	DefaultLevel0StopWritesTrigger        = 36
+	DefaultMaxBytesForLevelBase           = 256 << 20
+	DefaultMaxBytesForLevelMultiplier     = 10
+	DefaultTargetFileSizeBase             = 64 << 20
+	DefaultRangeDeletionCompactionRatio   = 0.5
+	DefaultMaxBackgroundJobs              = 2
+	DefaultMaxManifestFileSize            = 64 << 20
+	DefaultBlockCacheSize                 = 256 << 20
+	DefaultBlockCacheNumShardBits         = 6
+	DefaultBlockCacheHighPriorityRatio    = 0.5
+)
+
+// DefaultOptions returns the defaults.
+func DefaultOptions() *Options {
+	o := &Options{}
+	o.EnsureDefaults()
+	return o
+}
+
+// EnsureDefaults fills every zero field with its default and returns o.
+func (o *Options) EnsureDefaults() *Options {
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	setInt64 := func(p *int64, d int64) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	setInt := func(p *int, d int) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	setFloat := func(p *float64, d float64) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	setInt64(&o.WriteBufferSize, DefaultWriteBufferSize)
+	setInt(&o.MaxWriteBufferNumber, DefaultMaxWriteBufferNumber)
+	setInt(&o.NumLevels, DefaultNumLevels)
+	setInt(&o.Level0FileNumCompactionTrigger, DefaultLevel0FileNumCompactionTrigger)
+	setInt(&o.Level0SlowdownWritesTrigger, DefaultLevel0SlowdownWritesTrigger)
+	setInt(&o.Level0StopWritesTrigger, DefaultLevel0StopWritesTrigger)
+	setInt64(&o.MaxBytesForLevelBase, DefaultMaxBytesForLevelBase)
+	setFloat(&o.MaxBytesForLevelMultiplier, DefaultMaxBytesForLevelMultiplier)
+	setInt64(&o.TargetFileSizeBase, DefaultTargetFileSizeBase)
+	setFloat(&o.RangeDeletionCompactionRatio, DefaultRangeDeletionCompactionRatio)
+	setInt(&o.MaxBackgroundJobs, DefaultMaxBackgroundJobs)
+	setInt64(&o.MaxManifestFileSize, DefaultMaxManifestFileSize)
+	setInt(&o.BlockSize, sstable.DefaultBlockSize)
+	setInt(&o.BlockRestartInterval, sstable.DefaultRestartInterval)
+	setInt(&o.IndexBlockRestartInterval, sstable.DefaultIndexRestartInterval)
+	setInt(&o.MetadataBlockSize, sstable.DefaultMetadataBlockSize)
+	setInt(&o.BloomBitsPerKey, sstable.DefaultBloomBitsPerKey)
+	setInt64(&o.BlockCacheSize, DefaultBlockCacheSize)
+	setInt(&o.BlockCacheNumShardBits, DefaultBlockCacheNumShardBits)
+	setFloat(&o.BlockCacheHighPriorityRatio, DefaultBlockCacheHighPriorityRatio)
+	if o.Compression == DefaultCompression {
+		o.Compression = LZ4Compression
+	}
+	return o
+}
+
+// Validate reports the first option out of range, naming it and what is
+// accepted. Call it after EnsureDefaults.
+func (o *Options) Validate() error {
+	type check struct {
+		bad bool
+		msg string
+		val interface{}
+	}
+	for _, c := range []check{
+		{o.WriteBufferSize < 64<<10 || o.WriteBufferSize > 4<<30, "WriteBufferSize %v is out of range [64 KiB, 4 GiB]", o.WriteBufferSize},
+		{o.MaxWriteBufferNumber < 2 || o.MaxWriteBufferNumber > 64, "MaxWriteBufferNumber %v is out of range [2, 64]", o.MaxWriteBufferNumber},
+		{o.NumLevels < 2 || o.NumLevels > 16, "NumLevels %v is out of range [2, 16]", o.NumLevels},
+		{o.Level0FileNumCompactionTrigger < 1, "Level0FileNumCompactionTrigger %v must be at least 1", o.Level0FileNumCompactionTrigger},
+		{o.Level0SlowdownWritesTrigger < o.Level0FileNumCompactionTrigger, "Level0SlowdownWritesTrigger %v must be at least Level0FileNumCompactionTrigger", o.Level0SlowdownWritesTrigger},
+		{o.Level0StopWritesTrigger < o.Level0SlowdownWritesTrigger, "Level0StopWritesTrigger %v must be at least Level0SlowdownWritesTrigger", o.Level0StopWritesTrigger},
+		{o.MaxBytesForLevelBase < 1<<20, "MaxBytesForLevelBase %v must be at least 1 MiB", o.MaxBytesForLevelBase},
+		{o.MaxBytesForLevelMultiplier < 2 || math.IsNaN(o.MaxBytesForLevelMultiplier) || o.MaxBytesForLevelMultiplier > 1000, "MaxBytesForLevelMultiplier %v is out of range [2, 1000]", o.MaxBytesForLevelMultiplier},
+		{o.TargetFileSizeBase < 64<<10, "TargetFileSizeBase %v must be at least 64 KiB", o.TargetFileSizeBase},
+		{o.RangeDeletionCompactionRatio <= 0 || o.RangeDeletionCompactionRatio > 1, "RangeDeletionCompactionRatio %v is out of range (0, 1]", o.RangeDeletionCompactionRatio},
+		{o.MaxBackgroundJobs < 1 || o.MaxBackgroundJobs > 256, "MaxBackgroundJobs %v is out of range [1, 256]", o.MaxBackgroundJobs},
+		{o.MaxOpenFiles < -1 || o.MaxOpenFiles > 0 && o.MaxOpenFiles < 16, "MaxOpenFiles %v must be -1, 0 (unlimited) or at least 16", o.MaxOpenFiles},
+		{o.MaxManifestFileSize < 64<<10, "MaxManifestFileSize %v must be at least 64 KiB", o.MaxManifestFileSize},
+		{o.BlockCacheSize < 0, "BlockCacheSize %v must not be negative", o.BlockCacheSize},
+		{o.BlockCacheNumShardBits < 0 || o.BlockCacheNumShardBits > cache.MaxNumShardBits, "BlockCacheNumShardBits %v is out of range [0, 16]", o.BlockCacheNumShardBits},
+		{o.BlockCacheHighPriorityRatio < 0 || o.BlockCacheHighPriorityRatio > 1, "BlockCacheHighPriorityRatio %v is out of range [0, 1]", o.BlockCacheHighPriorityRatio},
+	} {
+		if c.bad {
+			return errors.Newf("lsm: "+c.msg, c.val)
+		}
+	}
+	return errors.Wrap(o.tableOptions().Validate(), "lsm")
+}
+
+// tableOptions are the options of the tables the DB writes.
+func (o *Options) tableOptions() sstable.WriterOptions {
+	return sstable.WriterOptions{
+		BlockSize:            o.BlockSize,
+		RestartInterval:      o.BlockRestartInterval,
+		IndexRestartInterval: o.IndexBlockRestartInterval,
+		MetadataBlockSize:    o.MetadataBlockSize,
+		Layout:               o.TableLayout,
+		BloomBitsPerKey:      o.BloomBitsPerKey,
+		Compression:          o.Compression,
+		DisableCommonPrefix:  o.DisableCommonPrefix,
+	}
+}
+
+// BlockCache is a block cache that several DBs may share.
+type BlockCache struct {
+	c *cache.Cache
+}
+
+// NewBlockCache returns a cache of capacity bytes in 2^numShardBits shards
+// (negative: the default 6) with the given high-priority pool ratio (0:
+// the default 0.5).
+func NewBlockCache(capacity int64, numShardBits int, highPriorityRatio float64) (*BlockCache, error) {
+	c, err := cache.New(cache.Options{Capacity: capacity, NumShardBits: numShardBits, HighPriorityPoolRatio: highPriorityRatio})
+	if err != nil {
+		return nil, errors.Wrap(err, "lsm: block cache")
+	}
+	return &BlockCache{c: c}, nil
+}
+
+// Capacity returns the cache's capacity in bytes.
+func (b *BlockCache) Capacity() int64 { return b.c.Metrics().Capacity }
