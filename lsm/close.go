@@ -1,0 +1,58 @@
+package lsm
+
+import (
+	"github.com/cockroachdb/errors"
+)
+
+// Close cancels manual and background compactions and waits for them and
+// for a running flush, syncs and closes the WAL, and closes every file.
+// Writes acknowledged before Close are durable (synced writes) or in the
+// WAL (unsynced). Every call after Close returns an error marked ErrClosed.
+func (d *DB) Close() error {
+	d.mu.Lock()
+	if d.mu.closed {
+		d.mu.Unlock()
+		return errors.Wrap(ErrClosed, "lsm: Close")
+	}
+	d.mu.closed = true
+	d.closedFlag.Store(true)
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+
+	d.bgCancel()
+	d.bgWG.Wait()
+
+	// No commit is between enqueue and apply once we hold commitMu.
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	d.publishMu.Lock()
+	d.published.Broadcast()
+	d.publishMu.Unlock()
+
+	var err error
+	d.mu.Lock()
+	if d.mu.wal != nil {
+		err = d.mu.wal.Close()
+	}
+	for _, m := range d.mu.imm {
+		if m.wal != nil {
+			m.waitForWriters()
+			if cerr := m.wal.Close(); err == nil && cerr != nil && !errors.Is(cerr, ErrClosed) {
+				err = cerr
+			}
+		}
+	}
+	d.mu.Unlock()
+	if d.mu.versions != nil {
+		if cerr := d.mu.versions.Close(); err == nil {
+			err = cerr
+		}
+	}
+	d.tableCache.close()
+	if d.lock != nil {
+		if cerr := d.lock.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

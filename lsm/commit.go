@@ -1,0 +1,275 @@
+package lsm
+
+import (
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/batch"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/cockroachdb/errors"
+)
+
+// memEntryOverhead is what the memtable is charged per entry on top of its
+// key and value: a 20-byte node header, a tower of two 4-byte links and
+// 8-byte alignment. Towers average 4/3 links (p = 1/4), so over a memtable
+// of thousands of entries the real use stays below the charge; the arena
+// also gets memArenaSlack extra room for the variance of small memtables.
+const (
+	memEntryOverhead = 36
+	memArenaSlack    = 1.25
+)
+
+// batchMemSize is the memtable charge of a batch.
+func batchMemSize(b *batch.Batch) int64 {
+	// Len is the encoding: per op a kind byte and two varint lengths
+	// (at most 3 bytes each here) around the key and value bytes.
+	return int64(b.Len()) + int64(b.Count())*memEntryOverhead
+}
+
+// Apply commits a batch atomically: it is written to the WAL (and synced,
+// with wo.Sync), inserted into the memtable and made visible to readers in
+// commit order. Concurrent synced Applies share WAL fsyncs.
+//
+// A WAL or memtable failure is sticky: this and every later write fails
+// with it, and the failed batch never becomes visible; reads keep working.
+func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
+	if b == nil {
+		return errors.New("lsm: Apply of a nil batch")
+	}
+	if err := b.Err(); err != nil {
+		return errors.Wrap(err, "lsm: invalid batch")
+	}
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	sync := wo != nil && wo.Sync
+	if b.Empty() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.checkOpenLocked("Apply")
+	}
+	start := time.Now()
+	count := base.SeqNum(b.Count())
+
+	d.commitMu.Lock()
+	mem, w, err := d.makeRoomForWrite(batchMemSize(&b.b))
+	if err != nil {
+		d.commitMu.Unlock()
+		return err
+	}
+	first := d.mu.nextSeq // guarded by commitMu
+	d.mu.nextSeq += count
+	b.b.SetSeqNum(first)
+	n, err := w.Enqueue(b.b.Repr())
+	if err != nil {
+		d.commitMu.Unlock()
+		d.fail(errors.Wrap(err, "lsm: WAL"))
+		return err
+	}
+	mem.reserve()
+	d.commitMu.Unlock()
+
+	err = w.Wait(n, sync)
+	if err != nil {
+		err = errors.Wrap(err, "lsm: WAL")
+	} else {
+		err = d.applyToMemTable(mem, &b.b)
+	}
+	mem.release()
+	if err != nil {
+		d.fail(err)
+		return err
+	}
+	if err := d.publish(first, first+count-1); err != nil {
+		return err
+	}
+	d.metrics.batches.Add(1)
+	d.metrics.keysWritten.Add(int64(count))
+	if sync {
+		d.metrics.syncedBatches.Add(1)
+	}
+	if d.opts.EnableStatistics {
+		d.metrics.commitNanos.Add(time.Since(start).Nanoseconds())
+	}
+	return nil
+}
+
+// applyToMemTable inserts a committed batch.
+func (d *DB) applyToMemTable(m *memTable, b *batch.Batch) error {
+	r := b.Reader()
+	seq := b.SeqNum()
+	m.applyMu.Lock()
+	defer m.applyMu.Unlock()
+	for {
+		kind, key, value, ok, err := r.Next()
+		if err != nil {
+			return errors.Wrap(err, "lsm: decoding a batch being applied")
+		}
+		if !ok {
+			return nil
+		}
+		if err := m.add(seq, kind, key, value); err != nil {
+			return errors.Wrap(err, "lsm: memtable")
+		}
+		seq++
+	}
+}
+
+// publish makes batch [first, last] visible once every earlier batch is.
+func (d *DB) publish(first, last base.SeqNum) error {
+	d.publishMu.Lock()
+	defer d.publishMu.Unlock()
+	for d.visibleSeq.Load() != uint64(first)-1 {
+		if err := d.stickyErr(); err != nil {
+			// An earlier batch failed and will never publish.
+			return err
+		}
+		d.published.Wait()
+	}
+	d.visibleSeq.Store(uint64(last))
+	d.published.Broadcast()
+	return nil
+}
+
+// stickyErr returns the background error, if any.
+func (d *DB) stickyErr() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.mu.bgErr
+}
+
+// fail records a sticky error and wakes everyone waiting.
+func (d *DB) fail(err error) {
+	d.mu.Lock()
+	if d.mu.bgErr == nil {
+		d.mu.bgErr = err
+		d.opts.Logger.Error("lsm: writes stopped after a failure", "err", err)
+	}
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+	d.publishMu.Lock()
+	d.published.Broadcast()
+	d.publishMu.Unlock()
+}
+
+// makeRoomForWrite returns the memtable and WAL for a batch of size bytes,
+// charging the memtable. It switches to a new memtable and WAL when the
+// current one is full, and delays or stops the write while memtables or L0
+// tables pile up. d.commitMu must be held.
+func (d *DB) makeRoomForWrite(size int64) (*memTable, *wal.Writer, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	slowedDown := false
+	for {
+		if err := d.checkOpenLocked("Apply"); err != nil {
+			return nil, nil, err
+		}
+		if d.mu.bgErr != nil {
+			return nil, nil, d.mu.bgErr
+		}
+		m := d.mu.mem
+		if m.charged+size <= m.budget {
+			m.charged += size
+			return m, d.mu.wal, nil
+		}
+		// The memtable is full, or the batch is larger than a memtable:
+		// switch to one big enough.
+		l0 := d.l0CountLocked()
+		if !slowedDown && l0 >= d.opts.Level0SlowdownWritesTrigger && l0 < d.opts.Level0StopWritesTrigger {
+			slowedDown = true
+			d.metrics.writeSlowdowns.Add(1)
+			d.mu.Unlock()
+			time.Sleep(time.Millisecond)
+			d.mu.Lock()
+			continue
+		}
+		if len(d.mu.imm)+1 >= d.opts.MaxWriteBufferNumber || l0 >= d.opts.Level0StopWritesTrigger {
+			d.metrics.writeStops.Add(1)
+			start := time.Now()
+			d.maybeScheduleFlushLocked()
+			d.mu.cond.Wait()
+			d.metrics.stallNanos.Add(time.Since(start).Nanoseconds())
+			continue
+		}
+		if err := d.switchMemTableLocked(size); err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+func (d *DB) l0CountLocked() int {
+	v := d.readState.version
+	return v.NumTables(0)
+}
+
+// switchMemTableLocked makes the mutable memtable immutable and starts a
+// new one, with a new WAL, big enough for at least a batch of minSize.
+// d.mu is held (and released around the WAL creation); d.commitMu too, so
+// no batch can enqueue meanwhile.
+func (d *DB) switchMemTableLocked(minSize int64) error {
+	walNum := d.mu.versions.NextFileNum()
+	d.mu.Unlock()
+	w, err := d.createWAL(walNum)
+	d.mu.Lock()
+	if err != nil {
+		d.mu.bgErr = err
+		d.mu.cond.Broadcast()
+		return err
+	}
+	old := d.mu.mem
+	old.wal = d.mu.wal
+	if !old.empty() || old.charged > 0 {
+		d.mu.imm = append(d.mu.imm, old)
+	} else {
+		// Nothing to flush: its WAL can go.
+		go d.closeAndRemoveWAL(old)
+	}
+	d.mu.mem = d.newMemTable(max(minSize, d.opts.WriteBufferSize), walNum)
+	d.mu.wal = w
+	d.updateReadStateLocked()
+	d.maybeScheduleFlushLocked()
+	return nil
+}
+
+// newMemTable makes a memtable whose budget is size bytes of charges.
+func (d *DB) newMemTable(size int64, walNum uint64) *memTable {
+	m := newMemTable(int64(float64(size)*memArenaSlack)+1<<16, walNum)
+	m.budget = size
+	return m
+}
+
+// createWAL creates WAL walNum and makes its name durable.
+func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
+	path := manifest.FilePath(d.dir, manifest.FileKindLog, walNum)
+	f, err := d.fs.Create(path)
+	if err != nil {
+		return nil, errors.Wrapf(err, "lsm: creating WAL %s", path)
+	}
+	if err := d.syncDir(); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return wal.NewWriter(f, wal.Options{}), nil
+}
+
+func (d *DB) syncDir() error {
+	dir, err := d.fs.OpenDir(d.dir)
+	if err != nil {
+		return errors.Wrapf(err, "lsm: opening directory %s", d.dir)
+	}
+	err = dir.Sync()
+	if cerr := dir.Close(); err == nil {
+		err = cerr
+	}
+	return errors.Wrapf(err, "lsm: syncing directory %s", d.dir)
+}
+
+// closeAndRemoveWAL closes the WAL of an empty memtable and removes it.
+func (d *DB) closeAndRemoveWAL(m *memTable) {
+	m.waitForWriters()
+	if m.wal != nil {
+		_ = m.wal.Close()
+	}
+	_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindLog, m.walNum))
+}

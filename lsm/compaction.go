@@ -1,0 +1,285 @@
+package lsm
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/merge"
+	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/cockroachdb/errors"
+)
+
+// maybeScheduleCompactionLocked starts background compactions while there
+// is work and a free job slot (one slot stays for the flush). d.mu must
+// be held.
+func (d *DB) maybeScheduleCompactionLocked() {
+	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly {
+		return
+	}
+	for d.mu.compactions < max(1, d.opts.MaxBackgroundJobs-1) {
+		v := d.mu.versions.Current()
+		c := d.pickCompactionLocked(v)
+		v.Unref()
+		if c == nil {
+			return
+		}
+		d.mu.compactions++
+		d.bgWG.Add(1)
+		go func() {
+			defer d.bgWG.Done()
+			err := d.runCompaction(d.bgCtx, c)
+			d.mu.Lock()
+			d.mu.compactions--
+			if err != nil && !errors.Is(err, context.Canceled) {
+				d.opts.Logger.Error("lsm: compaction failed", "err", err)
+			}
+			d.maybeScheduleCompactionLocked()
+			d.mu.cond.Broadcast()
+			d.mu.Unlock()
+		}()
+	}
+}
+
+// runCompaction executes c and installs its result; it clears the inputs'
+// compacting flags however it ends.
+func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
+	defer func() {
+		for _, t := range c.allInputs() {
+			t.SetCompacting(false)
+		}
+	}()
+	start := time.Now()
+	edit := &manifest.VersionEdit{}
+	for i, level := range []int{c.startLevel, c.outputLevel} {
+		for _, t := range c.inputs[i] {
+			edit.DeletedTables = append(edit.DeletedTables, manifest.DeletedTable{Level: level, FileNum: t.FileNum})
+		}
+	}
+	var outputs []*manifest.TableMeta
+	var bytesIn uint64
+	for _, t := range c.allInputs() {
+		bytesIn += t.Size
+	}
+	trivial := len(c.inputs[0]) == 1 && len(c.inputs[1]) == 0 && c.startLevel != c.outputLevel
+	if trivial {
+		outputs = c.inputs[0]
+	} else {
+		if outputs, err = d.writeCompactionOutputs(ctx, c); err != nil {
+			return err
+		}
+	}
+	for _, t := range outputs {
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: c.outputLevel, Meta: t})
+	}
+	if c.startLevel > 0 {
+		edit.CompactPointers = []manifest.CompactPointer{{Level: c.startLevel, Key: base.InternalKey{UserKey: c.largest}}}
+	}
+	if !trivial && len(outputs) > 0 {
+		if err := d.syncDir(); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	err = d.mu.versions.LogAndApply(edit)
+	if err == nil {
+		d.updateReadStateLocked()
+	}
+	d.mu.Unlock()
+	if err != nil {
+		// The edit may or may not be durable: leave its tables alone (the
+		// next open deletes them if they are not live).
+		d.fail(err)
+		return err
+	}
+	var bytesOut uint64
+	for _, t := range outputs {
+		bytesOut += t.Size
+	}
+	if trivial {
+		d.metrics.trivialMoves.Add(1)
+	} else {
+		d.metrics.compactions.Add(1)
+		d.metrics.compactionBytesIn.Add(int64(bytesIn))
+		d.metrics.compactionBytesOut.Add(int64(bytesOut))
+	}
+	d.opts.Logger.Info("lsm: compaction", "reason", c.reason, "from", c.startLevel, "to", c.outputLevel,
+		"inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs), "bytesIn", bytesIn, "bytesOut", bytesOut,
+		"trivialMove", trivial, "duration", time.Since(start))
+	d.deleteObsoleteFiles(false)
+	return nil
+}
+
+// writeCompactionOutputs merges the inputs into new tables of the output
+// level, cut at TargetFileSizeBase between user keys.
+func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs []*manifest.TableMeta, err error) {
+	d.mu.Lock()
+	snapshots := d.snapshotSeqsLocked()
+	v := d.mu.versions.Current()
+	bottommost := true
+	for level := c.outputLevel + 1; level < manifest.NumLevels && bottommost; level++ {
+		bottommost = len(v.Overlaps(level, c.smallest, c.largest, !c.largestExclusive)) == 0
+	}
+	d.mu.Unlock()
+	defer v.Unref()
+
+	var children []base.InternalIterator
+	var ts []rangedel.Tombstone
+	for _, t := range c.allInputs() {
+		h, err := d.tableCache.get(t.FileNum)
+		if err != nil {
+			return nil, err
+		}
+		children = append(children, h.reader.NewIter(sstable.IterOptions{NoFillCache: true}))
+		for _, f := range h.tombstones.Fragments() {
+			for _, s := range f.Seqs {
+				ts = append(ts, rangedel.Tombstone{Start: f.Start, End: f.End, Seq: s})
+			}
+		}
+	}
+	merged := merge.NewIter(children...)
+	defer func() {
+		if cerr := merged.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	ci := &compactionIter{snapshots: snapshots, bottommost: bottommost}
+	var frags []rangedel.Fragment
+	if len(ts) > 0 {
+		ci.tombs = rangedel.BuildSet(ts)
+		frags = ci.outputTombstones(ci.tombs.Fragments())
+	}
+
+	var out *tableOutput
+	var lower []byte // first key of the current output; nil for the first
+	abort := func(err error) ([]*manifest.TableMeta, error) {
+		if out != nil {
+			out.abort()
+		}
+		for _, t := range outputs {
+			d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum))
+		}
+		return nil, err
+	}
+	finish := func(upper []byte) error {
+		if err := out.addTombstones(rangedel.Truncate(frags, lower, upper)); err != nil {
+			return err
+		}
+		meta, err := out.finish()
+		out = nil
+		if err != nil {
+			return err
+		}
+		if meta != nil {
+			outputs = append(outputs, meta)
+		}
+		return nil
+	}
+	var lastKey []byte
+	n := 0
+	for ok := merged.First(); ok; ok = merged.Next() {
+		if n++; n%1024 == 0 && ctx.Err() != nil {
+			return abort(errors.Wrap(ctx.Err(), "lsm: compaction cancelled"))
+		}
+		k := merged.UserKey()
+		tr, keep := ci.keep(k, merged.Trailer())
+		if !keep {
+			continue
+		}
+		if out != nil && out.estimatedSize() >= uint64(d.opts.TargetFileSizeBase) && !bytes.Equal(k, lastKey) {
+			if err := finish(k); err != nil {
+				return abort(err)
+			}
+			lower = append([]byte(nil), k...)
+		}
+		if out == nil {
+			d.mu.Lock()
+			out, err = d.newTableOutput()
+			d.mu.Unlock()
+			if err != nil {
+				return abort(err)
+			}
+		}
+		if err := out.add(k, tr, merged.Value()); err != nil {
+			return abort(err)
+		}
+		lastKey = append(lastKey[:0], k...)
+	}
+	if err := merged.Error(); err != nil {
+		return abort(err)
+	}
+	if out == nil && len(frags) > 0 {
+		d.mu.Lock()
+		out, err = d.newTableOutput()
+		d.mu.Unlock()
+		if err != nil {
+			return abort(err)
+		}
+	}
+	if out != nil {
+		if err := finish(nil); err != nil {
+			return abort(err)
+		}
+	}
+	return outputs, nil
+}
+
+// Compact compacts every table overlapping [start, end] (nil: unbounded)
+// down to the last level, dropping overwritten and deleted data. It first
+// flushes the memtables. It stops early with ctx's error when ctx is
+// cancelled or the DB closes; what it finished stays done.
+func (d *DB) Compact(ctx context.Context, start, end []byte) error {
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(d.bgCtx, cancel)
+	defer stop()
+	if err := d.Flush(); err != nil {
+		return err
+	}
+	for level := 0; level < d.opts.NumLevels-1; level++ {
+		for {
+			if err := ctx.Err(); err != nil {
+				return errors.Wrap(err, "lsm: Compact cancelled")
+			}
+			d.mu.Lock()
+			if err := d.checkOpenLocked("Compact"); err != nil {
+				d.mu.Unlock()
+				return err
+			}
+			v := d.mu.versions.Current()
+			inputs := v.Overlaps(level, start, end, true)
+			if len(inputs) == 0 {
+				v.Unref()
+				d.mu.Unlock()
+				break
+			}
+			c := &compaction{startLevel: level, outputLevel: level + 1, manual: true, reason: "manual"}
+			c.inputs[0] = inputs
+			c = d.finishPick(v, c)
+			v.Unref()
+			if c == nil {
+				// A background compaction holds some of the tables.
+				d.mu.cond.Wait()
+				d.mu.Unlock()
+				continue
+			}
+			d.mu.compactions++
+			d.mu.Unlock()
+			err := d.runCompaction(ctx, c)
+			d.mu.Lock()
+			d.mu.compactions--
+			d.mu.cond.Broadcast()
+			d.mu.Unlock()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

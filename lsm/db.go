@@ -1,0 +1,96 @@
+package lsm
+
+import (
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/cache"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/cockroachdb/errors"
+)
+
+// ErrNotFound is returned by Get for an absent key; test with errors.Is.
+var ErrNotFound = base.ErrNotFound
+
+// ErrClosed is returned by every call on a closed DB; test with errors.Is.
+var ErrClosed = base.ErrClosed
+
+// ErrReadOnly is returned by writes to a DB opened with ReadOnly.
+var ErrReadOnly = errors.New("lsm: read-only")
+
+// DB is an open database. All methods are safe for concurrent use.
+//
+// Writes go to the WAL and the mutable memtable; a full memtable becomes
+// immutable and is flushed to an L0 table by a background job, and
+// background compactions keep the levels in shape. Reads see the
+// memtables, newest first, and then the tables of a version.
+type DB struct {
+	dir  string
+	opts *Options
+	fs   FS
+	lock io.Closer // the directory's LOCK file
+
+	cache      *cache.Cache
+	tableCache *tableCache
+	tableOpts  sstable.WriterOptions
+	// closedFlag is set first thing in Close, for reads that take no lock.
+	closedFlag atomic.Bool
+
+	// commitMu serializes commits: sequence numbers, WAL order and
+	// memtable switches. Lock order: commitMu before mu.
+	commitMu sync.Mutex
+	// visibleSeq is the largest sequence number readers may see: every
+	// batch at or below it has been applied (or failed and applied
+	// nothing). Batches publish in sequence order.
+	visibleSeq atomic.Uint64
+	publishMu  sync.Mutex
+	published  *sync.Cond
+
+	readStateMu sync.RWMutex
+	readState   *readState
+
+	// mu guards the state below. It is released around I/O.
+	mu struct {
+		sync.Mutex
+		// cond is broadcast when a flush or compaction finishes, a
+		// background error is set, or the DB closes.
+		cond sync.Cond
+
+		versions *manifest.VersionSet
+		mem      *memTable   // mutable
+		imm      []*memTable // immutable, oldest first
+		wal      *wal.Writer // the WAL of mem
+		nextSeq  base.SeqNum // sequence number of the next batch
+
+		snapshots map[*Snapshot]struct{}
+
+		flushing         bool // a flush job runs
+		compactions      int  // compaction jobs running
+		manualCompacting bool
+		// bgErr is a sticky failure of a WAL, flush or manifest write:
+		// writes fail with it; reads go on.
+		bgErr  error
+		closed bool
+	}
+
+	// bgCtx is cancelled by Close to stop background and manual
+	// compactions; bgWG counts the goroutines that must finish first.
+	bgCtx    context.Context
+	bgCancel context.CancelFunc
+	bgWG     sync.WaitGroup
+
+	metrics dbMetrics
+}
+
+// checkOpenLocked returns an error if the DB is closed. d.mu must be held.
+func (d *DB) checkOpenLocked(op string) error {
+	if d.mu.closed {
+		return errors.Wrapf(ErrClosed, "lsm: %s", op)
+	}
+	return nil
+}

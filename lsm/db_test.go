@@ -1,0 +1,90 @@
+package lsm
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+func smallOptions(fs FS) *Options {
+	return &Options{
+		FS:                             fs,
+		WriteBufferSize:                64 << 10,
+		TargetFileSizeBase:             64 << 10,
+		MaxBytesForLevelBase:           1 << 20,
+		Level0FileNumCompactionTrigger: 2,
+		BlockSize:                      1024,
+		MetadataBlockSize:              256,
+		BlockCacheSize:                 1 << 20,
+	}
+}
+
+func TestBasicReadWrite(t *testing.T) {
+	fs := NewMemFS()
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	var b Batch
+	b.Set([]byte("a"), []byte("1"))
+	b.Set([]byte("b"), []byte("2"))
+	b.Set([]byte("c"), []byte("3"))
+	require.NoError(t, d.Apply(&b, Sync))
+	v, err := d.Get([]byte("b"))
+	require.NoError(t, err)
+	require.Equal(t, "2", string(v))
+	_, err = d.Get([]byte("x"))
+	require.True(t, errors.Is(err, ErrNotFound))
+
+	b.Reset()
+	b.Delete([]byte("b"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	_, err = d.Get([]byte("b"))
+	require.True(t, errors.Is(err, ErrNotFound))
+
+	require.NoError(t, d.Flush())
+	v, err = d.Get([]byte("c"))
+	require.NoError(t, err)
+	require.Equal(t, "3", string(v))
+
+	it, err := d.NewIter(nil)
+	require.NoError(t, err)
+	var keys []string
+	for ok := it.First(); ok; ok = it.Next() {
+		keys = append(keys, string(it.Key()))
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, []string{"a", "c"}, keys)
+
+	b.Reset()
+	b.DeleteRange([]byte("a"), []byte("b"))
+	require.NoError(t, d.Apply(&b, Sync))
+	_, err = d.Get([]byte("a"))
+	require.True(t, errors.Is(err, ErrNotFound))
+	require.NoError(t, d.Close())
+
+	d, err = Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	_, err = d.Get([]byte("a"))
+	require.True(t, errors.Is(err, ErrNotFound))
+	v, err = d.Get([]byte("c"))
+	require.NoError(t, err)
+	require.Equal(t, "3", string(v))
+	for i := 0; i < 2000; i++ {
+		b.Reset()
+		b.Set([]byte(fmt.Sprintf("k%05d", i)), make([]byte, 100))
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+	require.NoError(t, d.Compact(context.Background(), nil, nil))
+	m := d.Metrics()
+	t.Logf("levels: %+v", m.Levels)
+	require.Equal(t, 0, m.Levels[0].Tables)
+	v, err = d.Get([]byte("k01234"))
+	require.NoError(t, err)
+	require.Len(t, v, 100)
+	require.NoError(t, d.Close())
+	_, err = d.Get([]byte("c"))
+	require.True(t, errors.Is(err, ErrClosed))
+	require.True(t, errors.Is(d.Close(), ErrClosed))
+}

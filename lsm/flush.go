@@ -1,0 +1,158 @@
+package lsm
+
+import (
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
+	"github.com/cockroachdb/errors"
+)
+
+// writeL0Table writes a memtable's entries and range tombstones to a new
+// table and returns its metadata (nil if the memtable is empty). Every
+// version is kept: snapshots may need them, and compactions drop the rest.
+func (d *DB) writeL0Table(m *memTable) (*manifest.TableMeta, error) {
+	if m.empty() {
+		return nil, nil
+	}
+	out, err := d.newTableOutput()
+	if err != nil {
+		return nil, err
+	}
+	var it memtable.Iterator
+	m.mt.InitPointIter(&it)
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := out.add(it.UserKey(), it.Trailer(), it.Value()); err != nil {
+			out.abort()
+			return nil, err
+		}
+	}
+	if set := m.rangeDelSet(); set != nil {
+		if err := out.addTombstones(set.Fragments()); err != nil {
+			out.abort()
+			return nil, err
+		}
+	}
+	return out.finish()
+}
+
+// maybeScheduleFlushLocked starts the flush job if there are immutable
+// memtables and none is running. d.mu must be held.
+func (d *DB) maybeScheduleFlushLocked() {
+	if d.mu.flushing || len(d.mu.imm) == 0 || d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly {
+		return
+	}
+	d.mu.flushing = true
+	d.bgWG.Add(1)
+	go d.flushLoop()
+}
+
+// flushLoop flushes immutable memtables, oldest first, until none is left.
+func (d *DB) flushLoop() {
+	defer d.bgWG.Done()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	defer func() {
+		d.mu.flushing = false
+		d.mu.cond.Broadcast()
+	}()
+	for len(d.mu.imm) > 0 && !d.mu.closed && d.mu.bgErr == nil {
+		m := d.mu.imm[0]
+		d.mu.Unlock()
+		err := d.flushMemTable(m)
+		d.mu.Lock()
+		if err != nil {
+			d.mu.Unlock()
+			d.fail(err)
+			d.mu.Lock()
+			return
+		}
+	}
+}
+
+// flushMemTable writes m to L0 and installs it, dropping m from the
+// immutable memtables and its WAL from the live ones.
+func (d *DB) flushMemTable(m *memTable) error {
+	start := time.Now()
+	m.waitForWriters()
+	if m.wal != nil {
+		// Every batch of the WAL is applied; closing syncs whatever an
+		// unsynced write left in it (it is about to become obsolete).
+		if err := m.wal.Close(); err != nil {
+			return errors.Wrap(err, "lsm: closing WAL")
+		}
+	}
+	meta, err := d.writeL0Table(m)
+	if err != nil {
+		return errors.Wrap(err, "lsm: flush")
+	}
+	if meta != nil {
+		if err := d.syncDir(); err != nil {
+			return err
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	edit := &manifest.VersionEdit{}
+	if meta != nil {
+		edit.NewTables = []manifest.NewTable{{Level: 0, Meta: meta}}
+	}
+	// WALs before the next memtable's are now obsolete.
+	if len(d.mu.imm) > 1 {
+		edit.LogNumber = d.mu.imm[1].walNum
+	} else {
+		edit.LogNumber = d.mu.mem.walNum
+	}
+	edit.LastSeqNum = base.SeqNum(d.visibleSeq.Load())
+	if err := d.mu.versions.LogAndApply(edit); err != nil {
+		return err
+	}
+	d.mu.imm = d.mu.imm[1:]
+	d.updateReadStateLocked()
+	d.metrics.flushes.Add(1)
+	if meta != nil {
+		d.metrics.flushBytes.Add(int64(meta.Size))
+	}
+	d.opts.Logger.Info("lsm: flushed a memtable", "table", meta, "duration", time.Since(start))
+	d.mu.Unlock()
+	d.deleteObsoleteFiles(false)
+	d.mu.Lock()
+	d.maybeScheduleCompactionLocked()
+	d.mu.cond.Broadcast()
+	return nil
+}
+
+// Flush makes the current memtable immutable and waits until every
+// memtable is flushed to L0.
+func (d *DB) Flush() error {
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	d.commitMu.Lock()
+	d.mu.Lock()
+	if err := d.checkOpenLocked("Flush"); err != nil {
+		d.mu.Unlock()
+		d.commitMu.Unlock()
+		return err
+	}
+	var err error
+	if !d.mu.mem.empty() {
+		err = d.switchMemTableLocked(0)
+	}
+	d.commitMu.Unlock()
+	for err == nil && len(d.mu.imm) > 0 {
+		if d.mu.bgErr != nil {
+			err = d.mu.bgErr
+			break
+		}
+		if d.mu.closed {
+			err = errors.Wrap(ErrClosed, "lsm: Flush")
+			break
+		}
+		d.maybeScheduleFlushLocked()
+		d.mu.cond.Wait()
+	}
+	d.mu.Unlock()
+	return err
+}

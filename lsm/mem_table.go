@@ -1,0 +1,120 @@
+package lsm
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
+	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
+	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+)
+
+// memTable is a memtable with what the DB tracks about it: the WAL that
+// holds its batches, the writers still applying to it, and its range
+// tombstones, fragmented on demand for reads.
+type memTable struct {
+	mt     *memtable.Memtable
+	walNum uint64
+	// wal is set when the memtable becomes immutable; the flush closes it.
+	wal *wal.Writer
+
+	// budget is the charge the memtable accepts; charged what batches
+	// have reserved so far (guarded by the DB's commitMu).
+	budget, charged int64
+
+	// applyMu serializes inserts: the skiplist takes one writer at a time.
+	applyMu sync.Mutex
+	// writers counts batches enqueued to walNum's WAL and not yet applied;
+	// a memtable is flushed only when it drops to zero after the switch.
+	writersMu sync.Mutex
+	writers   int
+	drained   *sync.Cond
+
+	maxSeq atomic.Uint64 // largest sequence number applied
+
+	// Range tombstones: the skiplist holds them as entries; readers need
+	// them fragmented. tombstones caches the fragmented set for the count
+	// of range deletions it was built from.
+	rangeDels  atomic.Int64
+	tombstones atomic.Pointer[memTombstones]
+}
+
+type memTombstones struct {
+	count int64
+	set   *rangedel.Set
+}
+
+func newMemTable(size int64, walNum uint64) *memTable {
+	m := &memTable{mt: memtable.New(int(size)), walNum: walNum}
+	m.drained = sync.NewCond(&m.writersMu)
+	return m
+}
+
+// reserve registers a writer that will apply a batch later.
+func (m *memTable) reserve() {
+	m.writersMu.Lock()
+	m.writers++
+	m.writersMu.Unlock()
+}
+
+// release ends a reserve.
+func (m *memTable) release() {
+	m.writersMu.Lock()
+	m.writers--
+	if m.writers == 0 {
+		m.drained.Broadcast()
+	}
+	m.writersMu.Unlock()
+}
+
+// waitForWriters returns when every reserved writer has released.
+func (m *memTable) waitForWriters() {
+	m.writersMu.Lock()
+	for m.writers > 0 {
+		m.drained.Wait()
+	}
+	m.writersMu.Unlock()
+}
+
+// add inserts one operation. The caller holds applyMu.
+func (m *memTable) add(seq base.SeqNum, kind base.Kind, key, value []byte) error {
+	if err := m.mt.Add(seq, kind, key, value); err != nil {
+		return err
+	}
+	if kind == base.KindRangeDelete {
+		m.rangeDels.Add(1)
+	}
+	for {
+		cur := m.maxSeq.Load()
+		if uint64(seq) <= cur || m.maxSeq.CompareAndSwap(cur, uint64(seq)) {
+			return nil
+		}
+	}
+}
+
+// rangeDelSet returns the memtable's range tombstones, fragmented, or nil
+// when it has none. The set is rebuilt only after new range deletions.
+func (m *memTable) rangeDelSet() *rangedel.Set {
+	n := m.rangeDels.Load()
+	if n == 0 {
+		return nil
+	}
+	if t := m.tombstones.Load(); t != nil && t.count == n {
+		return t.set
+	}
+	var ts []rangedel.Tombstone
+	var it memtable.Iterator
+	m.mt.InitRangeDelIter(&it)
+	for ok := it.First(); ok; ok = it.Next() {
+		ts = append(ts, rangedel.Tombstone{Start: it.UserKey(), End: it.Value(), Seq: it.Trailer().SeqNum()})
+	}
+	// A tombstone added while we iterated is counted in a later n; the
+	// cache entry records the count we started from, so it is rebuilt.
+	set := rangedel.BuildSet(ts)
+	m.tombstones.Store(&memTombstones{count: n, set: set})
+	return set
+}
+
+// empty reports whether nothing was ever added.
+func (m *memTable) empty() bool { return m.mt.Empty() }

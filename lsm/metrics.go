@@ -1,0 +1,135 @@
+package lsm
+
+import (
+	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/cache"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+)
+
+// dbMetrics are the DB's counters: plain atomics, cheap to bump.
+type dbMetrics struct {
+	batches, syncedBatches, keysWritten atomic.Int64
+	commitNanos                         atomic.Int64
+	gets, iterators, rangeDelSkips      atomic.Int64
+	writeSlowdowns, writeStops          atomic.Int64
+	stallNanos                          atomic.Int64
+	flushes, flushBytes                 atomic.Int64
+	compactions, compactionBytesIn      atomic.Int64
+	compactionBytesOut, trivialMoves    atomic.Int64
+	deleteOnlyCompactions               atomic.Int64
+	filesDeleted                        atomic.Int64
+}
+
+// LevelMetrics describe one level.
+type LevelMetrics struct {
+	Tables         int
+	Bytes          uint64
+	Entries        uint64
+	RangeDeletions uint64
+	// Score is the level's compaction score: its size over its target (for
+	// L0, tables over the compaction trigger); >= 1 wants a compaction.
+	Score float64
+}
+
+// CacheKindMetrics are block cache counters for one kind of block.
+type CacheKindMetrics = cache.KindMetrics
+
+// CacheMetrics describe the block cache.
+type CacheMetrics struct {
+	Capacity, Usage, PinnedUsage, Entries int64
+	// By kind of block: data, index (partitions or single indexes), filter
+	// (partitions or full filters), top-level.
+	Data, Index, Filter, TopLevel CacheKindMetrics
+	OversizedRejects              int64
+}
+
+// Metrics is a point-in-time snapshot of the DB's state and counters.
+type Metrics struct {
+	Levels [manifest.NumLevels]LevelMetrics
+
+	MemTables        int   // mutable + immutable
+	MemTableBytes    int64 // arena bytes in use
+	ImmutableFlushes int64 // completed flushes
+	FlushBytes       int64
+
+	Compactions           int64
+	CompactionBytesIn     int64
+	CompactionBytesOut    int64
+	TrivialMoves          int64
+	DeleteOnlyCompactions int64
+	CompactionsRunning    int
+	// WriteAmplification is (flush + compaction bytes written) / flush
+	// bytes.
+	WriteAmplification float64
+
+	Batches, SyncedBatches, KeysWritten int64
+	WALBytes, WALSyncs                  int64
+	WriteSlowdowns, WriteStops          int64
+	// StallNanos and CommitNanos are timed only with EnableStatistics.
+	StallNanos, CommitNanos int64
+
+	Gets, Iterators int64
+	// RangeDeletionSkips counts seeks past runs of entries deleted by a
+	// range tombstone (instead of stepping through them).
+	RangeDeletionSkips int64
+
+	Snapshots         int
+	LastSeqNum        uint64
+	ObsoleteFilesGone int64
+	EstimatedKeys     uint64 // entries in tables and memtables, before dedup
+	BlockCache        CacheMetrics
+}
+
+// Metrics returns a snapshot of the DB's metrics.
+func (d *DB) Metrics() Metrics {
+	var m Metrics
+	rs := d.loadReadState()
+	defer rs.unref()
+	v := rs.version
+	for level := range manifest.NumLevels {
+		lm := &m.Levels[level]
+		for _, t := range v.Tables(level) {
+			lm.Tables++
+			lm.Bytes += t.Size
+			lm.Entries += t.Entries - t.RangeDeletions
+			lm.RangeDeletions += t.RangeDeletions
+		}
+		m.EstimatedKeys += lm.Entries
+	}
+	for i, s := range d.levelScores(v) {
+		m.Levels[i].Score = s
+	}
+	for _, mt := range rs.memtables {
+		m.MemTables++
+		m.MemTableBytes += int64(mt.mt.ApproximateSize())
+		m.EstimatedKeys += uint64(mt.mt.Count())
+	}
+	c := &d.metrics
+	m.ImmutableFlushes, m.FlushBytes = c.flushes.Load(), c.flushBytes.Load()
+	m.Compactions, m.CompactionBytesIn, m.CompactionBytesOut = c.compactions.Load(), c.compactionBytesIn.Load(), c.compactionBytesOut.Load()
+	m.TrivialMoves, m.DeleteOnlyCompactions = c.trivialMoves.Load(), c.deleteOnlyCompactions.Load()
+	if m.FlushBytes > 0 {
+		m.WriteAmplification = float64(m.FlushBytes+m.CompactionBytesOut) / float64(m.FlushBytes)
+	}
+	m.Batches, m.SyncedBatches, m.KeysWritten = c.batches.Load(), c.syncedBatches.Load(), c.keysWritten.Load()
+	m.WriteSlowdowns, m.WriteStops, m.StallNanos, m.CommitNanos = c.writeSlowdowns.Load(), c.writeStops.Load(), c.stallNanos.Load(), c.commitNanos.Load()
+	m.Gets, m.Iterators, m.RangeDeletionSkips = c.gets.Load(), c.iterators.Load(), c.rangeDelSkips.Load()
+	m.ObsoleteFilesGone = c.filesDeleted.Load()
+	m.LastSeqNum = d.visibleSeq.Load()
+	d.mu.Lock()
+	m.Snapshots = len(d.mu.snapshots)
+	m.CompactionsRunning = d.mu.compactions
+	if d.mu.wal != nil {
+		wm := d.mu.wal.Metrics()
+		m.WALBytes, m.WALSyncs = wm.BytesWritten, wm.Syncs
+	}
+	d.mu.Unlock()
+	cm := d.cache.Metrics()
+	m.BlockCache = CacheMetrics{
+		Capacity: cm.Capacity, Usage: cm.Usage, PinnedUsage: cm.PinnedUsage, Entries: cm.Entries,
+		Data: cm.Kinds[cache.KindData], Index: cm.Kinds[cache.KindIndex], Filter: cm.Kinds[cache.KindFilter],
+		TopLevel: cm.Kinds[cache.KindTopLevel], OversizedRejects: cm.OversizedRejects,
+	}
+	return m
+}

@@ -1,0 +1,51 @@
+package lsm
+
+import (
+	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+)
+
+// readState is what a read sees: the memtables, newest first, and the
+// version of the tables. Reads take a reference so that the tables of the
+// version are not deleted under them; memtables are garbage collected.
+type readState struct {
+	memtables []*memTable // mutable first, then immutable newest first
+	version   *manifest.Version
+	refs      atomic.Int32
+}
+
+func (rs *readState) unref() {
+	if rs.refs.Add(-1) == 0 {
+		rs.version.Unref()
+	}
+}
+
+// loadReadState returns the current read state with a reference; the
+// caller must unref it.
+func (d *DB) loadReadState() *readState {
+	d.readStateMu.RLock()
+	rs := d.readState
+	rs.refs.Add(1)
+	d.readStateMu.RUnlock()
+	return rs
+}
+
+// updateReadStateLocked publishes a read state for the current memtables
+// and version. d.mu must be held.
+func (d *DB) updateReadStateLocked() {
+	rs := &readState{version: d.mu.versions.Current()} // Current returns a reference
+	rs.memtables = make([]*memTable, 0, 1+len(d.mu.imm))
+	rs.memtables = append(rs.memtables, d.mu.mem)
+	for i := len(d.mu.imm) - 1; i >= 0; i-- {
+		rs.memtables = append(rs.memtables, d.mu.imm[i])
+	}
+	rs.refs.Store(1)
+	d.readStateMu.Lock()
+	old := d.readState
+	d.readState = rs
+	d.readStateMu.Unlock()
+	if old != nil {
+		old.unref()
+	}
+}
