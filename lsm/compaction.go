@@ -55,7 +55,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	start := time.Now()
 	edit := &manifest.VersionEdit{}
 	for i, level := range []int{c.startLevel, c.outputLevel} {
-		for _, t := range c.inputs[i] {
+		for _, t := range c.inputs[i] { // (inputs[1] is empty for an in-place rewrite)
 			edit.DeletedTables = append(edit.DeletedTables, manifest.DeletedTable{Level: level, FileNum: t.FileNum})
 		}
 	}
@@ -64,7 +64,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	for _, t := range c.allInputs() {
 		bytesIn += t.Size
 	}
-	trivial := len(c.inputs[0]) == 1 && len(c.inputs[1]) == 0 && c.startLevel != c.outputLevel
+	trivial := len(c.inputs[0]) == 1 && len(c.inputs[1]) == 0 && c.startLevel != c.outputLevel && !c.inPlace
 	if trivial {
 		outputs = c.inputs[0]
 	} else {
@@ -149,8 +149,19 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	ci := &compactionIter{snapshots: snapshots, bottommost: bottommost}
 	var frags []rangedel.Fragment
 	if len(ts) > 0 {
+		frags = ci.outputTombstones(rangedel.BuildSet(ts).Fragments())
+	}
+	if c.inPlace {
+		// Tombstones of the levels above delete entries here too; they are
+		// not written (they stay in their own tables).
+		external, err := d.externalTombstones(c)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, external...)
+	}
+	if len(ts) > 0 {
 		ci.tombs = rangedel.BuildSet(ts)
-		frags = ci.outputTombstones(ci.tombs.Fragments())
 	}
 
 	var out *tableOutput

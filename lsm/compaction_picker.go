@@ -17,7 +17,10 @@ type compaction struct {
 	smallest, largest []byte
 	largestExclusive  bool
 	manual            bool
-	reason            string
+	// inPlace rewrites one table into its own level, applying the range
+	// tombstones of the levels above (see compaction_deletion.go).
+	inPlace bool
+	reason  string
 }
 
 func (c *compaction) allInputs() []*manifest.TableMeta {
@@ -90,6 +93,9 @@ func (d *DB) levelScores(v *manifest.Version) [manifest.NumLevels]float64 {
 func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 	scores := d.levelScores(v)
 	_, baseLevel := d.levelTargets(v)
+	if c := d.pickDeletionCompactionLocked(v); c != nil {
+		return c
+	}
 	best, bestScore := -1, 1.0
 	for level := 0; level < d.opts.NumLevels-1; level++ {
 		if scores[level] >= bestScore {

@@ -69,6 +69,8 @@ type DB struct {
 
 		snapshots map[*Snapshot]struct{}
 
+		coverage coverageState
+
 		flushing         bool // a flush job runs
 		compactions      int  // compaction jobs running
 		manualCompacting bool
