@@ -246,6 +246,15 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 	if d.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	// Close cancels and waits for manual compactions too.
+	d.mu.Lock()
+	if err := d.checkOpenLocked("Compact"); err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	d.bgWG.Add(1)
+	d.mu.Unlock()
+	defer d.bgWG.Done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(d.bgCtx, cancel)
@@ -288,7 +297,7 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 			d.mu.cond.Broadcast()
 			d.mu.Unlock()
 			if err != nil {
-				return err
+				return d.markIfClosed(err)
 			}
 		}
 	}

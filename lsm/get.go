@@ -48,8 +48,13 @@ var getScratchPool = sync.Pool{New: func() any { return new(getScratch) }}
 // delete older entries: an entry is visible only if no tombstone seen so
 // far, visible at the read's sequence number, is newer than it; and once a
 // tombstone is newer than everything a source holds, the search stops.
-func (d *DB) GetAppend(dst, key []byte, ro *ReadOptions) ([]byte, error) {
+func (d *DB) GetAppend(dst, key []byte, ro *ReadOptions) (_ []byte, err error) {
 	rs := d.loadReadState()
+	defer func() {
+		if err != nil && err != ErrNotFound {
+			err = d.markIfClosed(err)
+		}
+	}()
 	defer rs.unref()
 	if d.isClosed() {
 		return dst, errors.Wrap(ErrClosed, "lsm: Get")
@@ -163,3 +168,12 @@ func tableContains(t *manifest.TableMeta, k []byte) bool {
 }
 
 func (d *DB) isClosed() bool { return d.closedFlag.Load() }
+
+// markIfClosed marks an error of a read that raced with Close (a table
+// file closed under it) as ErrClosed, so callers see why.
+func (d *DB) markIfClosed(err error) error {
+	if err != nil && d.isClosed() && !errors.Is(err, ErrClosed) {
+		return errors.Mark(err, ErrClosed)
+	}
+	return err
+}

@@ -143,7 +143,7 @@ func (it *Iterator) Error() error {
 	if it.err != nil {
 		return it.err
 	}
-	return it.merged.Error()
+	return it.d.markIfClosed(it.merged.Error())
 }
 
 // Close releases the iterator's resources.
@@ -159,7 +159,7 @@ func (it *Iterator) Close() error {
 	}
 	it.rs.unref()
 	it.d.metrics.rangeDelSkips.Add(it.skipped)
-	return err
+	return it.d.markIfClosed(err)
 }
 
 func (it *Iterator) usable() bool {
