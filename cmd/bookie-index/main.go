@@ -2,7 +2,8 @@
 // tools:
 //
 //	bookie-index serve   [--conf FILE]          run the service
-//	bookie-index sst     build|props|scan|verify  inspect or build one table
+//	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
+//	bookie-index db      props|get|floor|scan|check     inspect a closed database
 //
 // Exit codes: 0 success, 1 the operation failed (a bad table, an I/O
 // error), 2 bad usage. Errors are one line on stderr.
@@ -30,7 +31,8 @@ const usage = `usage: bookie-index <command> [arguments]
 
 commands:
   serve    run the entry location index service (--conf FILE, or the embedded default)
-  sst      build, inspect and verify one table: sst build|props|scan|verify
+  sst      build, inspect and verify one table: sst build|props|scan|layout|verify
+  db       inspect a closed database read-only: db props|get|floor|scan|check
 
 Run 'bookie-index <command> -h' for a command's flags.
 `
@@ -51,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runServe(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
+	case "db":
+		err = runDB(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

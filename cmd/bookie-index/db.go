@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/cockroachdb/errors"
+)
+
+const dbUsage = `usage (read-only, on a database directory no process has open):
+  bookie-index db props DIR [--json]                      levels, tables, bytes, entries
+  bookie-index db get DIR LEDGER ENTRY                    the location of one entry
+  bookie-index db floor DIR LEDGER                        the last entry of a ledger and its location
+  bookie-index db scan DIR [--from L[:E]] [--to L[:E]] [--hex] [--limit N]
+  bookie-index db check DIR                               verify every table; exit 1 naming the first bad file
+`
+
+func runDB(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageErrorf("missing subcommand\n%s", dbUsage)
+	}
+	switch args[0] {
+	case "props":
+		return dbProps(args[1:], stdout, stderr)
+	case "get":
+		return dbGet(args[1:], stdout, stderr)
+	case "floor":
+		return dbFloor(args[1:], stdout, stderr)
+	case "scan":
+		return dbScan(args[1:], stdout, stderr)
+	case "check":
+		return dbCheck(args[1:], stdout, stderr)
+	}
+	return usageErrorf("unknown subcommand %q\n%s", args[0], dbUsage)
+}
+
+// openDBArg parses flags, checks the positional argument count and opens
+// the DB named by the first one read-only.
+func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs int) (*lsm.DB, []string, error) {
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(pos) != nargs {
+		return nil, nil, usageErrorf("db %s takes %d argument(s)\n%s", name, nargs, dbUsage)
+	}
+	if st, err := os.Stat(pos[0]); err != nil || !st.IsDir() {
+		return nil, nil, errors.Newf("%s: no such database directory", pos[0])
+	}
+	d, err := lsm.Open(pos[0], &lsm.Options{ReadOnly: true, BlockCacheSize: 64 << 20})
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, pos, nil
+}
+
+func parseID(what, s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, usageErrorf("%s %q is not an integer", what, s)
+	}
+	return v, nil
+}
+
+func encodeKey(ledger, entry int64) []byte {
+	var k [16]byte
+	binary.BigEndian.PutUint64(k[:8], uint64(ledger))
+	binary.BigEndian.PutUint64(k[8:], uint64(entry))
+	return k[:]
+}
+
+// formatLocation prints a location as BookKeeper's shell does.
+func formatLocation(v []byte) string {
+	if len(v) != 8 {
+		return hex.EncodeToString(v)
+	}
+	loc := binary.BigEndian.Uint64(v)
+	return fmt.Sprintf("%d (log: %d, pos: %d)", loc, loc>>32, loc&0xffffffff)
+}
+
+func dbGet(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db get", flag.ContinueOnError)
+	d, pos, err := openDBArg("get", args, stderr, fs, 3)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ledger, err := parseID("LEDGER", pos[1])
+	if err != nil {
+		return err
+	}
+	entry, err := parseID("ENTRY", pos[2])
+	if err != nil {
+		return err
+	}
+	v, err := d.Get(encodeKey(ledger, entry))
+	if errors.Is(err, lsm.ErrNotFound) {
+		return errors.Newf("entry %d of ledger %d: not found", entry, ledger)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, formatLocation(v))
+	return nil
+}
+
+func dbFloor(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db floor", flag.ContinueOnError)
+	d, pos, err := openDBArg("floor", args, stderr, fs, 2)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ledger, err := parseID("LEDGER", pos[1])
+	if err != nil {
+		return err
+	}
+	it, err := d.NewIter(&lsm.IterOptions{LowerBound: encodeKey(ledger, 0), UpperBound: encodeKey(ledger, math.MaxInt64)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	if !it.Last() {
+		if err := it.Error(); err != nil {
+			return err
+		}
+		return errors.Newf("ledger %d has no entries", ledger)
+	}
+	fmt.Fprintf(stdout, "%d %s\n", int64(binary.BigEndian.Uint64(it.Key()[8:])), formatLocation(it.Value()))
+	return nil
+}
+
+// parseBound parses L or L:E into a key.
+func parseBound(flagName, s string) ([]byte, error) {
+	if s == "" {
+		return nil, nil
+	}
+	parts := strings.SplitN(s, ":", 2)
+	l, err := parseID("--"+flagName+" ledger", parts[0])
+	if err != nil {
+		return nil, err
+	}
+	var e int64
+	if len(parts) == 2 {
+		if e, err = parseID("--"+flagName+" entry", parts[1]); err != nil {
+			return nil, err
+		}
+	}
+	return encodeKey(l, e), nil
+}
+
+func dbScan(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db scan", flag.ContinueOnError)
+	from := fs.String("from", "", "first key, LEDGER or LEDGER:ENTRY (inclusive)")
+	to := fs.String("to", "", "end key, LEDGER or LEDGER:ENTRY (exclusive)")
+	asHex := fs.Bool("hex", false, "print keys and values in hex")
+	limit := fs.Int("limit", 0, "stop after this many entries (0: all)")
+	d, _, err := openDBArg("scan", args, stderr, fs, 1)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	lower, err := parseBound("from", *from)
+	if err != nil {
+		return err
+	}
+	upper, err := parseBound("to", *to)
+	if err != nil {
+		return err
+	}
+	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(stdout, 64<<10)
+	n := 0
+	for ok := it.First(); ok && (*limit <= 0 || n < *limit); ok = it.Next() {
+		if *asHex {
+			fmt.Fprintf(w, "%s %s\n", hex.EncodeToString(it.Key()), hex.EncodeToString(it.Value()))
+		} else {
+			fmt.Fprintf(w, "%s %s\n", formatKey(it.Key()), formatValue(it.Value()))
+		}
+		n++
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func dbCheck(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db check", flag.ContinueOnError)
+	d, pos, err := openDBArg("check", args, stderr, fs, 1)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Check(); err != nil {
+		return err
+	}
+	tables, err := d.Tables()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: OK (manifest, WALs and %d tables verified)\n", pos[0], len(tables))
+	return nil
+}
+
+type dbLevelJSON struct {
+	Level          int    `json:"level"`
+	Tables         int    `json:"tables"`
+	Bytes          uint64 `json:"bytes"`
+	Entries        uint64 `json:"entries"`
+	RangeDeletions uint64 `json:"range_deletions"`
+}
+
+type dbPropsJSON struct {
+	Dir                 string        `json:"dir"`
+	Levels              []dbLevelJSON `json:"levels"`
+	Tables              int           `json:"tables"`
+	TableBytes          uint64        `json:"table_bytes"`
+	Entries             uint64        `json:"entries"`
+	RangeDeletions      uint64        `json:"range_deletions"`
+	BytesByTier         tierJSON      `json:"bytes_by_tier"`
+	MaxFilterBlockBytes uint64        `json:"max_filter_block_bytes"`
+	LastSeqNum          uint64        `json:"last_seqnum"`
+}
+
+func dbProps(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db props", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	d, pos, err := openDBArg("props", args, stderr, fs, 1)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	tables, err := d.Tables()
+	if err != nil {
+		return err
+	}
+	m := d.Metrics()
+	p := dbPropsJSON{Dir: pos[0], LastSeqNum: m.LastSeqNum}
+	for level, lm := range m.Levels {
+		p.Levels = append(p.Levels, dbLevelJSON{Level: level, Tables: lm.Tables, Bytes: lm.Bytes, Entries: lm.Entries, RangeDeletions: lm.RangeDeletions})
+		p.Tables += lm.Tables
+		p.TableBytes += lm.Bytes
+		p.Entries += lm.Entries
+		p.RangeDeletions += lm.RangeDeletions
+	}
+	for _, t := range tables {
+		if tp := t.Properties; tp != nil {
+			p.BytesByTier.Data += tp.DataBytes
+			p.BytesByTier.Index += tp.IndexBytes
+			p.BytesByTier.TopIndex += tp.TopIndexBytes
+			p.BytesByTier.Filter += tp.FilterBytes
+			p.BytesByTier.TopFilter += tp.TopFilterBytes
+			p.MaxFilterBlockBytes = max(p.MaxFilterBlockBytes, tp.MaxFilterBlockSize)
+		}
+	}
+	if *asJSON {
+		b, err := json.Marshal(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	w := bufio.NewWriter(stdout)
+	fmt.Fprintf(w, "%s: %d tables, %d bytes, %d entries, %d range deletions, last seqnum %d\n", p.Dir, p.Tables, p.TableBytes, p.Entries, p.RangeDeletions, p.LastSeqNum)
+	fmt.Fprintf(w, "bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",
+		p.BytesByTier.Data, p.BytesByTier.Index, p.BytesByTier.TopIndex, p.BytesByTier.Filter, p.BytesByTier.TopFilter, p.MaxFilterBlockBytes)
+	fmt.Fprintf(w, "%-6s %7s %14s %12s %10s\n", "level", "tables", "bytes", "entries", "rangedels")
+	for _, l := range p.Levels {
+		fmt.Fprintf(w, "L%-5d %7d %14d %12d %10d\n", l.Level, l.Tables, l.Bytes, l.Entries, l.RangeDeletions)
+	}
+	for _, t := range tables {
+		fmt.Fprintf(w, "  L%d %s %d bytes, %d entries, keys %s .. %s, seqnums %d..%d\n", t.Level, t.Path, t.Size, t.Entries,
+			formatKey(t.Smallest), formatKey(t.Largest), t.SmallestSeqNum, t.LargestSeqNum)
+	}
+	return w.Flush()
+}
