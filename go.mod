@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/cockroachdb/errors v1.12.0
 	github.com/pierrec/lz4/v4 v4.1.22
+	github.com/spf13/viper v1.21.0
 	github.com/stretchr/testify v1.11.1
 )
 
@@ -27,7 +28,6 @@ require (
 	github.com/spf13/afero v1.15.0 // indirect
 	github.com/spf13/cast v1.10.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
-	github.com/spf13/viper v1.21.0 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/sys v0.31.0 // indirect

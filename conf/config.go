@@ -1,0 +1,327 @@
+package conf
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Config is the service configuration: the bk_server.conf keys bookie-index
+// honours, decoded and validated. Each field names its key; defaults are
+// those of BookKeeper unless the comment says "ours". Load fills every
+// field; an empty value in any source means the default.
+type Config struct {
+	// LedgerDirectories (ledgerDirectories): comma-separated ledger
+	// directories, one entry location index each. Default (ours)
+	// data/ledgers, relative to the working directory; BookKeeper's is
+	// /tmp/bk-data.
+	LedgerDirectories []string
+	// IndexDirectories (indexDirectories): where each ledger directory's
+	// index lives, paired by position with LedgerDirectories; the index of
+	// ledger directory i is IndexDirectories[i]/current/locations.
+	// Default: LedgerDirectories. The counts must match.
+	IndexDirectories []string
+
+	// HTTPServerEnabled (httpServerEnabled) starts the admin HTTP server.
+	// Default (ours) true; BookKeeper's is false.
+	HTTPServerEnabled bool
+	// HTTPServerHost (httpServerHost) is the address the admin server binds.
+	// Default (ours) 127.0.0.1, loopback only; BookKeeper's is 0.0.0.0.
+	HTTPServerHost string
+	// HTTPServerPort (httpServerPort). Default 8080; 0 picks a free port.
+	HTTPServerPort int
+	// HTTPServerAuthTokenFile (httpServerAuthTokenFile, ours): a file
+	// holding the bearer token that mutating admin requests must carry.
+	// Default empty: no token is required.
+	HTTPServerAuthTokenFile string
+
+	// EntryLocationRocksdbConf (entryLocationRocksdbConf): the RocksDB
+	// OPTIONS file for the entry location index, used only if it exists
+	// ("config-file mode"); otherwise the dbStorage_rocksDB_* keys apply
+	// ("bookie-conf mode"). Relative paths are relative to the working
+	// directory. Default conf/entry_location_rocksdb.conf, which is not
+	// shipped (the shipped file ends in .default), so bookie-conf mode is
+	// the default.
+	EntryLocationRocksdbConf string
+	// EntryLocationCompactionInterval (entryLocationCompactionInterval,
+	// seconds in the file): how often each index is fully compacted, plus
+	// a random delay of up to one interval. Zero or negative disables it.
+	// Default -1 (disabled). When enabled it must be at least GCWaitTime.
+	EntryLocationCompactionInterval time.Duration
+	// GCWaitTime (gcWaitTime, milliseconds in the file): the garbage
+	// collector's period; entry location compaction is checked once per
+	// run. Default 600000 (10 minutes).
+	GCWaitTime time.Duration
+	// FlushInterval (flushInterval, milliseconds in the file): the
+	// checkpoint period, at which each index receives its batch and deleted
+	// ledgers are purged. Default 10000.
+	FlushInterval time.Duration
+	// EnableStatistics (enableStatistics): collect latency statistics
+	// (engine timers and the latency metrics). Default true.
+	EnableStatistics bool
+	// MaxOperationNumbersInSingleRocksdbWriteBatch
+	// (maxOperationNumbersInSingleRocksdbWriteBatch): an index batch is
+	// committed and cleared every this many operations. Default 100000.
+	MaxOperationNumbersInSingleRocksdbWriteBatch int
+
+	// LogSizeLimit (logSizeLimit): entry logs rotate at this size in
+	// bytes. Default 1073741824 (1 GiB, also the maximum).
+	LogSizeLimit int64
+	// WriteCacheMaxSizeMB (dbStorage_writeCacheMaxSizeMb): write cache of
+	// all directories together, in MiB. Default (ours) 512; BookKeeper's is
+	// 25% of the JVM's direct memory, 512 with its stock 2 GiB.
+	WriteCacheMaxSizeMB int64
+	// ReadAheadCacheMaxSizeMB (dbStorage_readAheadCacheMaxSizeMb): read
+	// cache of all directories together, in MiB. Default (ours) 512, as
+	// WriteCacheMaxSizeMB.
+	ReadAheadCacheMaxSizeMB int64
+	// ReadAheadCacheBatchSize (dbStorage_readAheadCacheBatchSize): entries
+	// read ahead after a read-cache miss. Default 100.
+	ReadAheadCacheBatchSize int
+	// ReadAheadCacheBatchBytesSize (dbStorage_readAheadCacheBatchBytesSize):
+	// bytes read ahead after a miss; -1 means no byte limit. Default -1.
+	ReadAheadCacheBatchBytesSize int64
+	// MaxThrottleTime (dbStorage_maxThrottleTimeMs, milliseconds in the
+	// file): how long an add waits for room in a full write cache before it
+	// is rejected. Default 10000.
+	MaxThrottleTime time.Duration
+
+	// RocksDB holds the dbStorage_rocksDB_* keys, which build the engine
+	// options in bookie-conf mode.
+	RocksDB RocksDBSettings
+
+	// Source says where the configuration came from: the file's path, or
+	// "embedded bk_server.conf".
+	Source string
+}
+
+// RocksDBSettings are the dbStorage_rocksDB_* keys. BookKeeper applies them
+// to the entry location index when no OPTIONS file is used (bookie-conf
+// mode); EntryLocationOptions maps them the same way.
+type RocksDBSettings struct {
+	// BlockCacheSize (dbStorage_rocksDB_blockCacheSize): block cache bytes
+	// of each index (each directory has its own). Default (ours) 268435456
+	// (256 MiB); BookKeeper's is the JVM's direct memory / number of ledger
+	// directories / 10, which a Go process does not have.
+	BlockCacheSize int64
+	// WriteBufferSizeMB (dbStorage_rocksDB_writeBufferSizeMB): memtable size
+	// in MiB. Default 64.
+	WriteBufferSizeMB int64
+	// SSTSizeInMB (dbStorage_rocksDB_sstSizeInMB): target table size in MiB
+	// (target_file_size_base). Default 64.
+	SSTSizeInMB int64
+	// BlockSize (dbStorage_rocksDB_blockSize): data block size in bytes.
+	// Default 65536.
+	BlockSize int
+	// BloomFilterBitsPerKey (dbStorage_rocksDB_bloomFilterBitsPerKey): Bloom
+	// filter bits per key; 0 or less disables filters. Default 10.
+	BloomFilterBitsPerKey int
+	// NumLevels (dbStorage_rocksDB_numLevels): LSM levels; 0 or less keeps
+	// the engine's default, 7. Default -1.
+	NumLevels int
+	// NumFilesInLevel0 (dbStorage_rocksDB_numFilesInLevel0): L0 tables that
+	// trigger a compaction. Default 4.
+	NumFilesInLevel0 int
+	// MaxSizeInLevel1MB (dbStorage_rocksDB_maxSizeInLevel1MB): target size
+	// of the base level in MiB. Default 256.
+	MaxSizeInLevel1MB int64
+	// LZ4CompressionEnabled (dbStorage_rocksDB_lz4CompressionEnabled): LZ4
+	// block compression; off means no compression (RocksDB would fall back
+	// to its default, Snappy, which this engine does not have). Default
+	// true.
+	LZ4CompressionEnabled bool
+	// FormatVersion (dbStorage_rocksDB_format_version): RocksDB's table
+	// format version. Accepted and ignored: tables use bookie-index's own
+	// format. Default 5.
+	FormatVersion int
+	// ChecksumType (dbStorage_rocksDB_checksum_type): RocksDB's block
+	// checksum, one of kNoChecksum, kCRC32c, kxxHash, kxxHash64, kXXH3.
+	// Accepted and ignored: blocks always carry CRC-32C. Default kxxHash.
+	ChecksumType string
+	// LogPath (dbStorage_rocksDB_logPath): RocksDB's LOG directory.
+	// Ignored: the engine logs through the service's logger. Default empty.
+	LogPath string
+	// LogLevel (dbStorage_rocksDB_logLevel): RocksDB's LOG level. Ignored,
+	// as LogPath. Default info.
+	LogLevel string
+	// PartitionedIndexAndFiltersEnabled
+	// (dbStorage_rocksDB_partitionedIndexAndFiltersEnabled): partitioned
+	// index and Bloom filter (index_type=kTwoLevelIndexSearch,
+	// partition_filters=true); false writes one full index and filter
+	// per table. Default true.
+	PartitionedIndexAndFiltersEnabled bool
+}
+
+// Validate checks every field and the rules between them: upstream's
+// (index and ledger directory counts match; an enabled
+// entryLocationCompactionInterval is at least gcWaitTime) and ours (no
+// directory twice, a readable token file, engine options in range). Errors
+// name the key.
+func (c *Config) Validate() error {
+	if len(c.LedgerDirectories) == 0 {
+		return errors.New("ledgerDirectories: at least one directory is required")
+	}
+	if len(c.IndexDirectories) != len(c.LedgerDirectories) {
+		return errors.Newf("indexDirectories: %d directories but ledgerDirectories has %d; index directory i serves ledger directory i, so the counts must match (upstream: \"ledger and index dirs size not matched\")",
+			len(c.IndexDirectories), len(c.LedgerDirectories))
+	}
+	for _, k := range []struct {
+		name string
+		dirs []string
+	}{{"ledgerDirectories", c.LedgerDirectories}, {"indexDirectories", c.IndexDirectories}} {
+		seen := map[string]bool{}
+		for _, d := range k.dirs {
+			if d == "" {
+				return errors.Newf("%s: empty directory name", k.name)
+			}
+			clean := filepath.Clean(d)
+			if seen[clean] {
+				return errors.Newf("%s: %q is listed twice; each directory holds one index", k.name, d)
+			}
+			seen[clean] = true
+		}
+	}
+	if err := validateHost(c.HTTPServerHost); err != nil {
+		return err
+	}
+	if c.HTTPServerPort < 0 || c.HTTPServerPort > 65535 {
+		return errors.Newf("httpServerPort: %d is out of range [0, 65535] (0 picks a free port)", c.HTTPServerPort)
+	}
+	if c.GCWaitTime <= 0 {
+		return errors.Newf("gcWaitTime: %d ms must be positive", c.GCWaitTime.Milliseconds())
+	}
+	if c.FlushInterval <= 0 {
+		return errors.Newf("flushInterval: %d ms must be positive", c.FlushInterval.Milliseconds())
+	}
+	if c.EntryLocationCompactionInterval > 0 && c.EntryLocationCompactionInterval < c.GCWaitTime {
+		return errors.Newf("entryLocationCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms); use at least %d seconds, or -1 to disable (upstream: \"entryLocationCompactionInterval should be >= gcWaitTime.\")",
+			int64(c.EntryLocationCompactionInterval/time.Second), c.GCWaitTime.Milliseconds(),
+			int64((c.GCWaitTime+time.Second-1)/time.Second))
+	}
+	if c.MaxOperationNumbersInSingleRocksdbWriteBatch < 1 {
+		return errors.Newf("maxOperationNumbersInSingleRocksdbWriteBatch: %d must be at least 1", c.MaxOperationNumbersInSingleRocksdbWriteBatch)
+	}
+	if c.LogSizeLimit <= entryLogHeaderSize || c.LogSizeLimit > maxLogSizeLimit {
+		return errors.Newf("logSizeLimit: %d is out of range (%d, %d]: an entry log needs room past its %d-byte header, and upstream caps it at 1 GiB",
+			c.LogSizeLimit, entryLogHeaderSize, maxLogSizeLimit, entryLogHeaderSize)
+	}
+	for _, mb := range []struct {
+		name string
+		v    int64
+	}{{"dbStorage_writeCacheMaxSizeMb", c.WriteCacheMaxSizeMB}, {"dbStorage_readAheadCacheMaxSizeMb", c.ReadAheadCacheMaxSizeMB}} {
+		if mb.v < 1 || mb.v > maxMB {
+			return errors.Newf("%s: %d is out of range [1, %d] (MiB)", mb.name, mb.v, maxMB)
+		}
+	}
+	if c.ReadAheadCacheBatchSize < 1 {
+		return errors.Newf("dbStorage_readAheadCacheBatchSize: %d must be at least 1", c.ReadAheadCacheBatchSize)
+	}
+	if c.ReadAheadCacheBatchBytesSize < -1 || c.ReadAheadCacheBatchBytesSize == 0 {
+		return errors.Newf("dbStorage_readAheadCacheBatchBytesSize: %d must be positive, or -1 for no byte limit", c.ReadAheadCacheBatchBytesSize)
+	}
+	if c.MaxThrottleTime < 0 {
+		return errors.Newf("dbStorage_maxThrottleTimeMs: %d must not be negative", c.MaxThrottleTime.Milliseconds())
+	}
+	if err := c.RocksDB.validate(); err != nil {
+		return err
+	}
+	if _, _, err := c.bookieConfOptions(); err != nil {
+		return err
+	}
+	if c.HTTPServerAuthTokenFile != "" {
+		if _, err := c.ReadAuthToken(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Limits of our own, and upstream's entry log limits.
+const (
+	// maxMB bounds every size in MiB so that converting it to bytes cannot
+	// overflow (1 TiB).
+	maxMB = 1 << 20
+	// entryLogHeaderSize is the size of an entry log's header.
+	entryLogHeaderSize = 1024
+	// maxLogSizeLimit is BookKeeper's MAX_LOG_SIZE_LIMIT: 1 GiB.
+	maxLogSizeLimit = 1 << 30
+)
+
+// checksumTypeNames returns the values of RocksDB's ChecksumType enum.
+func checksumTypeNames() []string {
+	return []string{"kNoChecksum", "kCRC32c", "kxxHash", "kxxHash64", "kXXH3"}
+}
+
+func (r *RocksDBSettings) validate() error {
+	for _, mb := range []struct {
+		name string
+		v    int64
+	}{
+		{"dbStorage_rocksDB_writeBufferSizeMB", r.WriteBufferSizeMB},
+		{"dbStorage_rocksDB_sstSizeInMB", r.SSTSizeInMB},
+		{"dbStorage_rocksDB_maxSizeInLevel1MB", r.MaxSizeInLevel1MB},
+	} {
+		if mb.v < 1 || mb.v > maxMB {
+			return errors.Newf("%s: %d is out of range [1, %d] (MiB)", mb.name, mb.v, maxMB)
+		}
+	}
+	if r.BlockCacheSize < 1 {
+		return errors.Newf("dbStorage_rocksDB_blockCacheSize: %d must be positive (bytes per directory)", r.BlockCacheSize)
+	}
+	if r.FormatVersion < 0 {
+		return errors.Newf("dbStorage_rocksDB_format_version: %d must not be negative", r.FormatVersion)
+	}
+	if !slices.Contains(checksumTypeNames(), r.ChecksumType) {
+		return errors.Newf("dbStorage_rocksDB_checksum_type: %q is not a RocksDB checksum type (accepted: %s)",
+			r.ChecksumType, strings.Join(checksumTypeNames(), ", "))
+	}
+	return nil
+}
+
+// validateHost accepts a host name or IP address, without a port.
+func validateHost(host string) error {
+	if host == "" {
+		return errors.New("httpServerHost: empty; use 127.0.0.1 for loopback or 0.0.0.0 for all interfaces")
+	}
+	if strings.ContainsAny(host, " \t/[]") || strings.Count(host, ":") == 1 {
+		return errors.Newf("httpServerHost: %q is not a host name or IP address (the port goes in httpServerPort)", host)
+	}
+	return nil
+}
+
+// LocationsPaths returns the directory of each entry location index,
+// <indexDir>/current/locations, in ledger directory order (as
+// EntryLocationIndex.getEntryLocationDBPath reports them upstream).
+func (c *Config) LocationsPaths() []string {
+	paths := make([]string, len(c.IndexDirectories))
+	for i, d := range c.IndexDirectories {
+		paths[i] = filepath.Join(d, "current", "locations")
+	}
+	return paths
+}
+
+// ReadAuthToken reads the admin API's bearer token from
+// HTTPServerAuthTokenFile, without surrounding white space. It returns ""
+// when no token file is configured, and an error if the file cannot be read
+// or holds no token.
+func (c *Config) ReadAuthToken() (string, error) {
+	if c.HTTPServerAuthTokenFile == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(c.HTTPServerAuthTokenFile)
+	if err != nil {
+		return "", errors.Wrapf(err, "httpServerAuthTokenFile: reading %q", c.HTTPServerAuthTokenFile)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", errors.Newf("httpServerAuthTokenFile: %q holds no token", c.HTTPServerAuthTokenFile)
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return "", errors.Newf("httpServerAuthTokenFile: %q must hold one token on one line, without blanks", c.HTTPServerAuthTokenFile)
+	}
+	return token, nil
+}

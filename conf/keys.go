@@ -1,0 +1,202 @@
+package conf
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// keySpec describes one bk_server.conf key: its BookKeeper spelling, its
+// default as written in a properties file, and how it moves between that
+// text and its Config field.
+type keySpec struct {
+	name string
+	def  string
+	// decode parses a trimmed value into the field. It gets "" only when
+	// the default is "". Its error completes a sentence that starts with
+	// the key and the value: "is not an integer".
+	decode func(c *Config, value string) error
+	// encode writes the field back as a properties value.
+	encode func(c *Config) string
+}
+
+// keySpecs returns every key Load honours, in the order of the embedded
+// bk_server.conf and docs/configuration.md.
+func keySpecs() []keySpec {
+	return []keySpec{
+		dirsKey("ledgerDirectories", "data/ledgers", func(c *Config) *[]string { return &c.LedgerDirectories }),
+		dirsKey("indexDirectories", "", func(c *Config) *[]string { return &c.IndexDirectories }),
+
+		boolKey("httpServerEnabled", "true", func(c *Config) *bool { return &c.HTTPServerEnabled }),
+		stringKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),
+		intKey("httpServerPort", "8080", 0, 65535, func(c *Config) *int { return &c.HTTPServerPort }),
+		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
+
+		stringKey("entryLocationRocksdbConf", "conf/entry_location_rocksdb.conf", func(c *Config) *string { return &c.EntryLocationRocksdbConf }),
+		durationKey("entryLocationCompactionInterval", "-1", time.Second, func(c *Config) *time.Duration { return &c.EntryLocationCompactionInterval }),
+		durationKey("gcWaitTime", "600000", time.Millisecond, func(c *Config) *time.Duration { return &c.GCWaitTime }),
+		durationKey("flushInterval", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.FlushInterval }),
+		boolKey("enableStatistics", "true", func(c *Config) *bool { return &c.EnableStatistics }),
+		intKey("maxOperationNumbersInSingleRocksdbWriteBatch", "100000", 1, 1<<31-1, func(c *Config) *int { return &c.MaxOperationNumbersInSingleRocksdbWriteBatch }),
+
+		intKey("logSizeLimit", "1073741824", 0, maxLogSizeLimit, func(c *Config) *int64 { return &c.LogSizeLimit }),
+		intKey("dbStorage_writeCacheMaxSizeMb", "512", 1, maxMB, func(c *Config) *int64 { return &c.WriteCacheMaxSizeMB }),
+		intKey("dbStorage_readAheadCacheMaxSizeMb", "512", 1, maxMB, func(c *Config) *int64 { return &c.ReadAheadCacheMaxSizeMB }),
+		intKey("dbStorage_readAheadCacheBatchSize", "100", 1, 1<<31-1, func(c *Config) *int { return &c.ReadAheadCacheBatchSize }),
+		intKey("dbStorage_readAheadCacheBatchBytesSize", "-1", -1, 1<<62, func(c *Config) *int64 { return &c.ReadAheadCacheBatchBytesSize }),
+		durationKey("dbStorage_maxThrottleTimeMs", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.MaxThrottleTime }),
+
+		intKey("dbStorage_rocksDB_blockCacheSize", "268435456", 1, 1<<50, func(c *Config) *int64 { return &c.RocksDB.BlockCacheSize }),
+		intKey("dbStorage_rocksDB_writeBufferSizeMB", "64", 1, maxMB, func(c *Config) *int64 { return &c.RocksDB.WriteBufferSizeMB }),
+		intKey("dbStorage_rocksDB_sstSizeInMB", "64", 1, maxMB, func(c *Config) *int64 { return &c.RocksDB.SSTSizeInMB }),
+		intKey("dbStorage_rocksDB_blockSize", "65536", 1, 1<<31-1, func(c *Config) *int { return &c.RocksDB.BlockSize }),
+		intKey("dbStorage_rocksDB_bloomFilterBitsPerKey", "10", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.RocksDB.BloomFilterBitsPerKey }),
+		intKey("dbStorage_rocksDB_numLevels", "-1", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.RocksDB.NumLevels }),
+		intKey("dbStorage_rocksDB_numFilesInLevel0", "4", 1, 1<<31-1, func(c *Config) *int { return &c.RocksDB.NumFilesInLevel0 }),
+		intKey("dbStorage_rocksDB_maxSizeInLevel1MB", "256", 1, maxMB, func(c *Config) *int64 { return &c.RocksDB.MaxSizeInLevel1MB }),
+		boolKey("dbStorage_rocksDB_lz4CompressionEnabled", "true", func(c *Config) *bool { return &c.RocksDB.LZ4CompressionEnabled }),
+		intKey("dbStorage_rocksDB_format_version", "5", 0, 1<<31-1, func(c *Config) *int { return &c.RocksDB.FormatVersion }),
+		choiceKey("dbStorage_rocksDB_checksum_type", "kxxHash", checksumTypeNames(), func(c *Config) *string { return &c.RocksDB.ChecksumType }),
+		stringKey("dbStorage_rocksDB_logPath", "", func(c *Config) *string { return &c.RocksDB.LogPath }),
+		stringKey("dbStorage_rocksDB_logLevel", "info", func(c *Config) *string { return &c.RocksDB.LogLevel }),
+		boolKey("dbStorage_rocksDB_partitionedIndexAndFiltersEnabled", "true", func(c *Config) *bool { return &c.RocksDB.PartitionedIndexAndFiltersEnabled }),
+	}
+}
+
+// intKey is an integer key in [min, max], written in decimal.
+func intKey[T ~int | ~int64](name, def string, min, max int64, field func(*Config) *T) keySpec {
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				if errors.Is(err, strconv.ErrRange) {
+					return errors.Newf("is out of range [%d, %d]", min, max)
+				}
+				return errors.New("is not an integer")
+			}
+			if n < min || n > max {
+				return errors.Newf("is out of range [%d, %d]", min, max)
+			}
+			*field(c) = T(n)
+			return nil
+		},
+		encode: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
+	}
+}
+
+// durationKey is an integer number of units (seconds, milliseconds).
+func durationKey(name, def string, unit time.Duration, field func(*Config) *time.Duration) keySpec {
+	limit := int64(1<<63-1) / int64(unit) // keeps value*unit from overflowing
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
+				return errors.Newf("is not an integer (%s)", unitName(unit))
+			}
+			if err != nil || n > limit || n < -limit {
+				return errors.Newf("is out of range [%d, %d] (%s)", -limit, limit, unitName(unit))
+			}
+			*field(c) = time.Duration(n) * unit
+			return nil
+		},
+		encode: func(c *Config) string { return strconv.FormatInt(int64(*field(c)/unit), 10) },
+	}
+}
+
+func unitName(unit time.Duration) string {
+	if unit == time.Second {
+		return "seconds"
+	}
+	return "milliseconds"
+}
+
+// boolKey is a boolean, spelled as Apache Commons accepts it.
+func boolKey(name, def string, field func(*Config) *bool) keySpec {
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			b, ok := parsePropertyBool(value)
+			if !ok {
+				return errors.New("is not a boolean (accepted: true, false, yes, no, on, off)")
+			}
+			*field(c) = b
+			return nil
+		},
+		encode: func(c *Config) string { return strconv.FormatBool(*field(c)) },
+	}
+}
+
+// parsePropertyBool accepts, case-insensitively, the words Apache Commons
+// Lang's BooleanUtils.toBooleanObject accepts, which is what BookKeeper's
+// configuration uses.
+func parsePropertyBool(s string) (value, ok bool) {
+	switch strings.ToLower(s) {
+	case "true", "yes", "on", "y", "t":
+		return true, true
+	case "false", "no", "off", "n", "f":
+		return false, true
+	}
+	return false, false
+}
+
+func stringKey(name, def string, field func(*Config) *string) keySpec {
+	return keySpec{
+		name:   name,
+		def:    def,
+		decode: func(c *Config, value string) error { *field(c) = value; return nil },
+		encode: func(c *Config) string { return *field(c) },
+	}
+}
+
+// choiceKey is one of a fixed set of words, matched exactly.
+func choiceKey(name, def string, choices []string, field func(*Config) *string) keySpec {
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			for _, ch := range choices {
+				if ch == value {
+					*field(c) = value
+					return nil
+				}
+			}
+			return errors.Newf("is not accepted (accepted: %s)", strings.Join(choices, ", "))
+		},
+		encode: func(c *Config) string { return *field(c) },
+	}
+}
+
+// dirsKey is a comma-separated list of directories. Blanks around names
+// are dropped; an empty name between commas is an error. The empty value
+// decodes to nil.
+func dirsKey(name, def string, field func(*Config) *[]string) keySpec {
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			if value == "" {
+				*field(c) = nil
+				return nil
+			}
+			var dirs []string
+			for _, d := range strings.Split(value, ",") {
+				d = strings.TrimSpace(d)
+				if d == "" {
+					return errors.New("has an empty directory name (expected a comma-separated list of directories)")
+				}
+				dirs = append(dirs, filepath.Clean(d))
+			}
+			*field(c) = dirs
+			return nil
+		},
+		encode: func(c *Config) string { return strings.Join(*field(c), ",") },
+	}
+}

@@ -1,0 +1,201 @@
+package conf
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+	"github.com/spf13/viper"
+)
+
+// embeddedServerConf is the shipped bk_server.conf: every key Load honours,
+// at its default. Load reads it when no file is given.
+//
+//go:embed bk_server.conf
+var embeddedServerConf []byte
+
+// EmbeddedServerConfName is the Source of a configuration loaded from the
+// embedded bk_server.conf.
+const EmbeddedServerConfName = "embedded bk_server.conf"
+
+// EnvPrefix starts the environment variables Load reads: BK_<key>, with the
+// key spelled exactly as in bk_server.conf (BK_httpServerPort=9090), as
+// BookKeeper's Docker images do.
+const EnvPrefix = "BK_"
+
+// EmbeddedServerConf returns a copy of the embedded bk_server.conf, for
+// operators who want a file to start from.
+func EmbeddedServerConf() []byte { return append([]byte(nil), embeddedServerConf...) }
+
+// LoadOptions say where Load reads the configuration from. Sources, from
+// lowest to highest precedence: the defaults, the file (Path, or the
+// embedded bk_server.conf), the environment, Overrides.
+type LoadOptions struct {
+	// Path is the bk_server.conf to read. Empty: the embedded one. A file
+	// replaces the embedded one; keys it does not set keep their defaults,
+	// which are the embedded file's values.
+	Path string
+	// Environ is the environment as os.Environ returns it ("NAME=value").
+	// Variables BK_<key> override the file. Nil reads none: pass
+	// os.Environ() to honour the process environment.
+	Environ []string
+	// Overrides are key=value settings (--set flags) that override
+	// everything else.
+	Overrides map[string]string
+}
+
+// Load reads, merges, decodes and validates the configuration.
+//
+// Keys are BookKeeper's and case-sensitive. A key bookie-index does not use
+// is ignored in the file and in the environment (bk_server.conf is shared
+// with the rest of the bookie), but an override naming no key is an error;
+// so is a key that matches one of ours only when case is ignored, wherever
+// it appears. An empty value means the key's default. Errors name the key,
+// the value, what is accepted and where the value came from.
+func Load(opts LoadOptions) (*Config, error) {
+	specs := keySpecs()
+	canonical := make(map[string]string, len(specs)) // lower-case name → name
+	for _, s := range specs {
+		canonical[strings.ToLower(s.name)] = s.name
+	}
+	v := viper.New()
+	sources := make(map[string]string, len(specs))
+	for _, s := range specs {
+		v.SetDefault(s.name, s.def)
+		sources[s.name] = "default"
+	}
+
+	// The file layer.
+	data, name := embeddedServerConf, EmbeddedServerConfName
+	if opts.Path != "" {
+		var err error
+		if data, err = os.ReadFile(opts.Path); err != nil {
+			return nil, errors.Wrapf(err, "reading configuration file")
+		}
+		name = opts.Path
+	}
+	props, err := parseProperties(data)
+	if err != nil {
+		return nil, errors.Wrapf(err, "%s", name)
+	}
+	fileValues := map[string]any{}
+	for _, p := range props {
+		key, known, err := lookupKey(canonical, p.key)
+		if err != nil {
+			return nil, errors.Wrapf(err, "%s:%d", name, p.line)
+		}
+		if known {
+			fileValues[key] = p.value
+			sources[key] = fmt.Sprintf("%s:%d", name, p.line)
+		}
+	}
+	if err := v.MergeConfigMap(fileValues); err != nil {
+		return nil, errors.Wrapf(err, "%s", name)
+	}
+
+	// The environment layer.
+	envValues := map[string]any{}
+	for _, kv := range opts.Environ {
+		varName, value, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(varName, EnvPrefix) {
+			continue
+		}
+		key, known, err := lookupKey(canonical, strings.TrimPrefix(varName, EnvPrefix))
+		if err != nil {
+			return nil, errors.Wrapf(err, "environment variable %s", varName)
+		}
+		if known {
+			envValues[key] = value
+			sources[key] = "environment variable " + varName
+		}
+	}
+	if err := v.MergeConfigMap(envValues); err != nil {
+		return nil, errors.Wrap(err, "environment")
+	}
+
+	// The override layer.
+	overrideKeys := make([]string, 0, len(opts.Overrides))
+	for k := range opts.Overrides {
+		overrideKeys = append(overrideKeys, k)
+	}
+	sort.Strings(overrideKeys)
+	for _, k := range overrideKeys {
+		key, known, err := lookupKey(canonical, strings.TrimSpace(k))
+		if err != nil {
+			return nil, errors.Wrap(err, "override")
+		}
+		if !known {
+			return nil, errors.Newf("override: unknown key %q (the keys are listed in docs/configuration.md)", k)
+		}
+		v.Set(key, opts.Overrides[k])
+		sources[key] = "override"
+	}
+
+	c := &Config{Source: name}
+	for _, s := range specs {
+		raw := strings.TrimSpace(v.GetString(s.name))
+		value := raw
+		if value == "" {
+			value = s.def
+		}
+		if err := s.decode(c, value); err != nil {
+			return nil, errors.Newf("%s: %q %v (from %s)", s.name, raw, err, sources[s.name])
+		}
+	}
+	if c.IndexDirectories == nil {
+		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// lookupKey resolves a key as written to its canonical spelling. A key that
+// is ours only when case is ignored is an error, since BookKeeper would
+// silently ignore it.
+func lookupKey(canonical map[string]string, key string) (name string, known bool, err error) {
+	name, ok := canonical[strings.ToLower(key)]
+	switch {
+	case !ok:
+		return "", false, nil
+	case name != key:
+		return "", false, errors.Newf("key %q: keys are case-sensitive; did you mean %q?", key, name)
+	}
+	return name, true, nil
+}
+
+// ParseOverride splits a --set argument, "key=value", at its first '='.
+func ParseOverride(arg string) (key, value string, err error) {
+	key, value, ok := strings.Cut(arg, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return "", "", errors.Newf("override %q: expected key=value", arg)
+	}
+	return key, value, nil
+}
+
+// Settings returns every key Load honours with its effective value, as it
+// would be written in bk_server.conf (for logs and the server_config
+// endpoint). The token file's path is included, never the token.
+func (c *Config) Settings() map[string]string {
+	specs := keySpecs()
+	m := make(map[string]string, len(specs))
+	for _, s := range specs {
+		m[s.name] = s.encode(c)
+	}
+	return m
+}
+
+// Keys returns the names of the keys Load honours, in documentation order.
+func Keys() []string {
+	specs := keySpecs()
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.name
+	}
+	return names
+}
