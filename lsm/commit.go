@@ -219,6 +219,7 @@ func (d *DB) switchMemTableLocked(minSize int64) error {
 	}
 	old := d.mu.mem
 	old.wal = d.mu.wal
+	d.metrics.retiredWAL(old.wal)
 	if !old.empty() || old.charged > 0 {
 		d.mu.imm = append(d.mu.imm, old)
 	} else {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/wal"
 )
 
 // dbMetrics are the DB's counters: plain atomics, cheap to bump.
@@ -19,6 +20,21 @@ type dbMetrics struct {
 	compactionBytesOut, trivialMoves    atomic.Int64
 	deleteOnlyCompactions               atomic.Int64
 	filesDeleted                        atomic.Int64
+	// WAL counters of the WALs already switched away from.
+	walBytes, walSyncs, walRecords atomic.Int64
+}
+
+// retiredWAL adds a WAL's counters as the DB switches away from it; its
+// last writes are counted a little early, which a snapshot of counters can
+// live with.
+func (m *dbMetrics) retiredWAL(w *wal.Writer) {
+	if w == nil {
+		return
+	}
+	wm := w.Metrics()
+	m.walBytes.Add(wm.BytesWritten)
+	m.walSyncs.Add(wm.Syncs)
+	m.walRecords.Add(wm.Records)
 }
 
 // LevelMetrics describe one level.
@@ -120,9 +136,11 @@ func (d *DB) Metrics() Metrics {
 	d.mu.Lock()
 	m.Snapshots = len(d.mu.snapshots)
 	m.CompactionsRunning = d.mu.compactions
+	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	if d.mu.wal != nil {
 		wm := d.mu.wal.Metrics()
-		m.WALBytes, m.WALSyncs = wm.BytesWritten, wm.Syncs
+		m.WALBytes += wm.BytesWritten
+		m.WALSyncs += wm.Syncs
 	}
 	d.mu.Unlock()
 	cm := d.cache.Metrics()
