@@ -1,0 +1,228 @@
+package lsm
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/cockroachdb/errors"
+)
+
+// Ingest adds tables written with CreateTable to the DB, moving the files
+// into the DB's directory. The tables must not overlap one another. Their
+// keys become visible atomically and override older values.
+//
+// A table whose key range overlaps nothing in the DB (the index rebuild
+// case) is placed, as it is, in the lowest level: no rewrite, and reads of
+// it are as fast as of any compacted table. A table that overlaps existing
+// data is rewritten once with a sequence number newer than everything in
+// the DB and placed in L0, after flushing any memtable it overlaps.
+func (d *DB) Ingest(paths []string) error {
+	if d.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	type ingested struct {
+		path     string
+		props    *sstable.Properties
+		smallest []byte
+		largest  []byte
+	}
+	var tables []ingested
+	for _, p := range paths {
+		f, err := d.fs.Open(p)
+		if err != nil {
+			return errors.Wrapf(err, "lsm: ingest: opening %s", p)
+		}
+		r, err := sstable.Open(f, p, sstable.ReaderOptions{})
+		if err != nil {
+			_ = f.Close()
+			return errors.Wrapf(err, "lsm: ingest %s", p)
+		}
+		props := *r.Properties()
+		_ = r.Close()
+		if props.LargestSeqNum != 0 {
+			return errors.Newf("lsm: ingest %s: a table to ingest must be written by CreateTable (sequence numbers 0), not taken from a DB", p)
+		}
+		if props.Entries == 0 {
+			continue
+		}
+		tables = append(tables, ingested{path: p, props: &props, smallest: props.Smallest.UserKey, largest: props.Largest.UserKey})
+	}
+	sort.Slice(tables, func(i, j int) bool { return bytes.Compare(tables[i].smallest, tables[j].smallest) < 0 })
+	for i := 1; i < len(tables); i++ {
+		if bytes.Compare(tables[i-1].largest, tables[i].smallest) >= 0 {
+			return errors.Newf("lsm: ingest: tables %s and %s overlap", tables[i-1].path, tables[i].path)
+		}
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+
+	// Hold the commit lock: no write may slip between the overlap check
+	// and the installation.
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	d.mu.Lock()
+	if err := d.checkOpenLocked("Ingest"); err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	overlapsMem := false
+	for _, m := range append([]*memTable{d.mu.mem}, d.mu.imm...) {
+		for _, t := range tables {
+			if memOverlaps(m, t.smallest, t.largest) {
+				overlapsMem = true
+			}
+		}
+	}
+	d.mu.Unlock()
+	if overlapsMem {
+		if err := d.flushLocked(); err != nil {
+			return err
+		}
+	}
+
+	d.mu.Lock()
+	v := d.mu.versions.Current()
+	defer v.Unref()
+	firstSeq := d.mu.nextSeq
+	edit := &manifest.VersionEdit{}
+	var moved []string
+	for _, t := range tables {
+		overlaps := false
+		for level := 0; level < manifest.NumLevels && !overlaps; level++ {
+			overlaps = len(v.Overlaps(level, t.smallest, t.largest, true)) > 0
+		}
+		fileNum := d.mu.versions.NextFileNum()
+		dst := manifest.FilePath(d.dir, manifest.FileKindTable, fileNum)
+		level := d.opts.NumLevels - 1
+		var meta *manifest.TableMeta
+		var err error
+		if !overlaps {
+			if err = d.fs.Rename(t.path, dst); err != nil {
+				return errors.Wrapf(err, "lsm: ingest: moving %s into the DB", t.path)
+			}
+			moved = append(moved, dst)
+			meta, err = d.tableMetaOf(fileNum, dst, t.props)
+		} else {
+			// Rewrite with a sequence number above everything in the DB.
+			seq := d.mu.nextSeq
+			d.mu.nextSeq++
+			meta, err = d.rewriteIngested(t.path, seq)
+			level = 0
+		}
+		if err != nil {
+			d.mu.Unlock()
+			return err
+		}
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: level, Meta: meta})
+	}
+	lastSeq := d.mu.nextSeq - 1
+	err := d.syncDir()
+	if err == nil {
+		if lastSeq >= firstSeq {
+			edit.LastSeqNum = lastSeq
+		}
+		err = d.mu.versions.LogAndApply(edit)
+	}
+	if err == nil {
+		d.updateReadStateLocked()
+		d.maybeScheduleCompactionLocked()
+	}
+	d.mu.Unlock()
+	if lastSeq >= firstSeq {
+		// The rewritten tables' entries become visible in commit order.
+		if perr := d.publish(firstSeq, lastSeq); err == nil {
+			err = perr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	d.opts.Logger.Info("lsm: ingested tables", "tables", len(tables), "moved", len(moved))
+	return nil
+}
+
+// memOverlaps reports whether memtable m holds a key in [lo, hi].
+func memOverlaps(m *memTable, lo, hi []byte) bool {
+	var it memIter
+	m.mt.InitPointIter(&it.Iterator)
+	if it.SeekGE(lo, base.SeekTrailer(base.SeqNumMax)) && bytes.Compare(it.UserKey(), hi) <= 0 {
+		return true
+	}
+	return m.rangeDels.Load() > 0 // conservatively: tombstones may cover it
+}
+
+// flushLocked flushes with d.commitMu held (Flush takes it itself).
+func (d *DB) flushLocked() error {
+	d.mu.Lock()
+	var err error
+	if !d.mu.mem.empty() {
+		err = d.switchMemTableLocked(0)
+	}
+	for err == nil && len(d.mu.imm) > 0 {
+		if d.mu.bgErr != nil {
+			err = d.mu.bgErr
+			break
+		}
+		if d.mu.closed {
+			err = errors.Wrap(ErrClosed, "lsm: Ingest")
+			break
+		}
+		d.maybeScheduleFlushLocked()
+		d.mu.cond.Wait()
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// tableMetaOf describes an ingested table that keeps its file.
+func (d *DB) tableMetaOf(fileNum uint64, path string, p *sstable.Properties) (*manifest.TableMeta, error) {
+	st, err := d.fs.Stat(path)
+	if err != nil {
+		return nil, errors.Wrapf(err, "lsm: ingest: stat %s", path)
+	}
+	return &manifest.TableMeta{
+		FileNum: fileNum, Size: uint64(st.Size()), Smallest: p.Smallest.Clone(), Largest: p.Largest.Clone(),
+		Entries: p.Entries + p.RangeDeletions, RangeDeletions: p.RangeDeletions,
+	}, nil
+}
+
+// rewriteIngested copies a table's entries at sequence number seq into a
+// new table of the DB.
+func (d *DB) rewriteIngested(path string, seq base.SeqNum) (*manifest.TableMeta, error) {
+	f, err := d.fs.Open(path)
+	if err != nil {
+		return nil, errors.Wrapf(err, "lsm: ingest: opening %s", path)
+	}
+	r, err := sstable.Open(f, path, sstable.ReaderOptions{})
+	if err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	defer r.Close()
+	out, err := d.newTableOutput()
+	if err != nil {
+		return nil, err
+	}
+	it := r.NewIter(sstable.IterOptions{})
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := out.add(it.UserKey(), base.MakeTrailer(seq, it.Trailer().Kind()), it.Value()); err != nil {
+			_ = it.Close()
+			out.abort()
+			return nil, err
+		}
+	}
+	if err := it.Close(); err != nil {
+		out.abort()
+		return nil, err
+	}
+	meta, err := out.finish()
+	if err != nil {
+		return nil, err
+	}
+	_ = d.fs.Remove(path)
+	return meta, nil
+}
