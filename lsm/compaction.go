@@ -64,7 +64,11 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	for _, t := range c.allInputs() {
 		bytesIn += t.Size
 	}
-	trivial := len(c.inputs[0]) == 1 && len(c.inputs[1]) == 0 && c.startLevel != c.outputLevel && !c.inPlace
+	// A table moves down unchanged when nothing below overlaps it, unless
+	// the move is asked to rewrite (manual compactions drop deleted data)
+	// or its own tombstones delete some of its entries.
+	trivial := len(c.inputs[0]) == 1 && len(c.inputs[1]) == 0 && c.startLevel != c.outputLevel && !c.inPlace &&
+		!c.manual && c.inputs[0][0].RangeDeletions == 0
 	if trivial {
 		outputs = c.inputs[0]
 	} else {
@@ -299,6 +303,78 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 			if err != nil {
 				return d.markIfClosed(err)
 			}
+		}
+	}
+	return d.compactLastLevel(ctx, start, end)
+}
+
+// compactLastLevel rewrites, in place, the last level's tables in the range
+// that still hold range tombstones or non-zero sequence numbers, so that a
+// manual compaction leaves only live data at sequence number 0 (as far as
+// open snapshots allow). Each table present when it starts is rewritten at
+// most once.
+func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
+	last := d.opts.NumLevels - 1
+	d.mu.Lock()
+	v := d.mu.versions.Current()
+	todo := map[uint64]bool{}
+	for _, t := range v.Overlaps(last, start, end, true) {
+		if t.RangeDeletions > 0 || t.LargestSeqNum > 0 {
+			todo[t.FileNum] = true
+		}
+	}
+	v.Unref()
+	d.mu.Unlock()
+	for len(todo) > 0 {
+		if err := ctx.Err(); err != nil {
+			return errors.Wrap(err, "lsm: Compact cancelled")
+		}
+		d.mu.Lock()
+		if err := d.checkOpenLocked("Compact"); err != nil {
+			d.mu.Unlock()
+			return err
+		}
+		v := d.mu.versions.Current()
+		var c *compaction
+		waiting := false
+		present := map[uint64]bool{}
+		for _, t := range v.Tables(last) {
+			present[t.FileNum] = true
+			if !todo[t.FileNum] || c != nil {
+				continue
+			}
+			if t.IsCompacting() {
+				waiting = true
+				continue
+			}
+			t.SetCompacting(true)
+			c = &compaction{startLevel: last, outputLevel: last, manual: true, inPlace: true, reason: "manual (last level)"}
+			c.inputs[0] = []*manifest.TableMeta{t}
+			c.setBounds()
+			delete(todo, t.FileNum)
+		}
+		v.Unref()
+		for num := range todo {
+			if !present[num] {
+				delete(todo, num) // compacted away meanwhile
+			}
+		}
+		if c == nil {
+			if waiting {
+				d.mu.cond.Wait()
+			}
+			d.mu.Unlock()
+			continue
+		}
+		d.mu.compactions++
+		d.mu.Unlock()
+		err := d.runCompaction(ctx, c)
+		d.mu.Lock()
+		d.mu.compactions--
+		d.mu.cond.Broadcast()
+		d.mu.Unlock()
+		if err != nil {
+			return d.markIfClosed(err)
 		}
 	}
 	return nil

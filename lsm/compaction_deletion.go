@@ -148,6 +148,20 @@ func (d *DB) pickDeletionCompactionLocked(v *manifest.Version) *compaction {
 		d.maybeScanCoverageLocked(v)
 		return nil
 	}
+	// A table of the last level holding tombstones: they delete only
+	// entries of that table, which an in-place rewrite drops with them.
+	// (With snapshots open, the rewrite may have to keep the tombstones:
+	// then it waits, or it would repeat forever.)
+	last := d.opts.NumLevels - 1
+	for _, t := range v.Tables(last) {
+		if t.RangeDeletions > 0 && !t.IsCompacting() && len(d.mu.snapshots) == 0 {
+			t.SetCompacting(true)
+			c := &compaction{startLevel: last, outputLevel: last, reason: "range deletions at the last level", inPlace: true}
+			c.inputs[0] = []*manifest.TableMeta{t}
+			c.setBounds()
+			return c
+		}
+	}
 	var best *manifest.TableMeta
 	bestLevel, bestFrac := 0, d.opts.RangeDeletionCompactionRatio
 	for level := 1; level < manifest.NumLevels; level++ {

@@ -10,12 +10,16 @@ import (
 )
 
 // writeL0Table writes a memtable's entries and range tombstones to a new
-// table and returns its metadata (nil if the memtable is empty). Every
-// version is kept: snapshots may need them, and compactions drop the rest.
+// table and returns its metadata (nil if nothing is left to write). Like a
+// compaction, the flush keeps one version of a key per snapshot stripe and
+// drops entries the memtable's own range tombstones delete.
 func (d *DB) writeL0Table(m *memTable) (*manifest.TableMeta, error) {
 	if m.empty() {
 		return nil, nil
 	}
+	d.mu.Lock()
+	ci := &compactionIter{snapshots: d.snapshotSeqsLocked(), tombs: m.rangeDelSet()}
+	d.mu.Unlock()
 	out, err := d.newTableOutput()
 	if err != nil {
 		return nil, err
@@ -23,13 +27,17 @@ func (d *DB) writeL0Table(m *memTable) (*manifest.TableMeta, error) {
 	var it memtable.Iterator
 	m.mt.InitPointIter(&it)
 	for ok := it.First(); ok; ok = it.Next() {
-		if err := out.add(it.UserKey(), it.Trailer(), it.Value()); err != nil {
+		tr, keep := ci.keep(it.UserKey(), it.Trailer())
+		if !keep {
+			continue
+		}
+		if err := out.add(it.UserKey(), tr, it.Value()); err != nil {
 			out.abort()
 			return nil, err
 		}
 	}
-	if set := m.rangeDelSet(); set != nil {
-		if err := out.addTombstones(set.Fragments()); err != nil {
+	if ci.tombs != nil {
+		if err := out.addTombstones(ci.outputTombstones(ci.tombs.Fragments())); err != nil {
 			out.abort()
 			return nil, err
 		}

@@ -1,7 +1,8 @@
 // Command bookie-index runs the bookie-index service and its operator
 // tools:
 //
-//	bookie-index serve   [--conf FILE]          run the service
+//	bookie-index serve   [--conf FILE] [--set key=value ...]   run the service
+//	bookie-index compact [--conf FILE] [--set key=value ...]   compact every index, offline
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
 //	bookie-index db      props|get|floor|scan|check     inspect a closed database
 //
@@ -31,6 +32,7 @@ const usage = `usage: bookie-index <command> [arguments]
 
 commands:
   serve    run the entry location index service (--conf FILE, or the embedded default)
+  compact  fully compact every directory's entry location index, offline (--conf FILE)
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only: db props|get|floor|scan|check
 
@@ -51,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = runServe(args[1:], stdout, stderr)
+	case "compact":
+		err = runCompact(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
 	case "db":

@@ -2,25 +2,85 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/bookie-index/bookie-index/conf"
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/httpapi"
+	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// runServe runs the admin HTTP server until SIGINT or SIGTERM. The
-// entry location indexes and the full BookKeeper-compatible API come with
-// the engine; for now it serves /heartbeat and /api/v1/bookie/state.
+// shutdownTimeout bounds how long serve waits for HTTP requests in
+// progress when it stops.
+const shutdownTimeout = 10 * time.Second
+
+// configFlags are the flags every command that reads bk_server.conf takes.
+type configFlags struct {
+	path      string
+	overrides map[string]string
+}
+
+// register adds --conf and --set to fs.
+func (f *configFlags) register(fs *flag.FlagSet) {
+	f.overrides = map[string]string{}
+	fs.StringVar(&f.path, "conf", "", "bk_server.conf to read (default: the embedded one)")
+	fs.Func("set", "override a configuration key: --set key=value (repeatable)", func(arg string) error {
+		k, v, err := conf.ParseOverride(arg)
+		if err != nil {
+			return err
+		}
+		f.overrides[k] = v
+		return nil
+	})
+}
+
+// load reads the configuration: the file (or the embedded default), the
+// process's BK_<key> environment variables, then the --set overrides.
+func (f *configFlags) load() (*conf.Config, error) {
+	c, err := conf.Load(conf.LoadOptions{Path: f.path, Environ: os.Environ(), Overrides: f.overrides})
+	if err != nil {
+		return nil, errors.Wrap(err, "configuration")
+	}
+	return c, nil
+}
+
+// runServe runs the service until SIGINT or SIGTERM.
 func runServe(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, stop, args, stderr, nil)
+}
+
+// serve runs the service until ctx is done. stopSignals, called once ctx
+// is done, restores the default signal handling, so that a second signal
+// kills a shutdown that hangs. ready, if not nil, receives the admin
+// server's address once it listens ("" when it is disabled).
+func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Writer, ready func(addr string)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	listen := fs.String("listen", "127.0.0.1:8080", "admin HTTP address (loopback by default)")
+	var cf configFlags
+	cf.register(fs)
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), "usage: bookie-index serve [--conf FILE] [--set key=value ...]\n\n"+
+			"Runs the entry location indexes of every ledger directory and the admin HTTP server\n"+
+			"until SIGINT or SIGTERM. Without --conf it uses the embedded bk_server.conf\n"+
+			"(admin server on 127.0.0.1:8080, data under ./data). BK_<key> environment\n"+
+			"variables override the file; --set overrides everything.\n\n")
+		fs.PrintDefaults()
+	}
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
@@ -28,41 +88,179 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return usageErrorf("unexpected argument %q", pos[0])
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	mux := http.NewServeMux()
-	mux.HandleFunc("/heartbeat", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "OK\n")
-	})
-	mux.HandleFunc("/api/v1/bookie/state", func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]bool{"running": true, "readOnly": false})
-	})
-	ln, err := net.Listen("tcp", *listen)
+	c, err := cf.load()
 	if err != nil {
-		return errors.Wrapf(err, "listening on %s", *listen)
+		return err
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log.Info("bookie-index starting", "config", c.Source, "ledgerDirectories", strings.Join(c.LedgerDirectories, ","),
+		"indexDirectories", strings.Join(c.IndexDirectories, ","))
+
+	indexes, dirs, err := openIndexes(c, log)
+	if err != nil {
+		return err
+	}
+	closeIndexes := func() error {
+		var errs error
+		for _, ix := range indexes {
+			errs = errors.CombineErrors(errs, ix.Close())
+		}
+		return errs
+	}
+	svc, err := newService(c, dirs, log)
+	if err != nil {
+		return errors.CombineErrors(err, closeIndexes())
+	}
+
+	var srv *http.Server
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	log.Info("bookie-index serving", "admin", ln.Addr().String())
-	select {
-	case err := <-served:
-		return errors.Wrap(err, "admin server")
-	case <-ctx.Done():
+	if c.HTTPServerEnabled {
+		addr := net.JoinHostPort(c.HTTPServerHost, strconv.Itoa(c.HTTPServerPort))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			svc.Close()
+			return errors.CombineErrors(errors.Wrapf(err, "admin HTTP server (httpServerHost, httpServerPort): listening on %s", addr), closeIndexes())
+		}
+		srv = &http.Server{
+			Handler:           svc,
+			ReadHeaderTimeout: 10 * time.Second,
+			ReadTimeout:       30 * time.Second,
+			WriteTimeout:      60 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+			MaxHeaderBytes:    64 << 10,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go func() { served <- srv.Serve(ln) }()
+		log.Info("admin HTTP server listening", "addr", ln.Addr().String())
+		if ready != nil {
+			ready(ln.Addr().String())
+		}
+	} else {
+		log.Info("admin HTTP server disabled (httpServerEnabled=false)")
+		if ready != nil {
+			ready("")
+		}
 	}
-	log.Info("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return errors.Wrap(err, "stopping admin server")
+
+	periodicDone := make(chan struct{})
+	go func() {
+		defer close(periodicDone)
+		if c.EntryLocationCompactionInterval > 0 {
+			svc.RunPeriodicCompaction(ctx, c.EntryLocationCompactionInterval)
+		} else {
+			log.Info("periodic entry location compaction disabled (entryLocationCompactionInterval <= 0)")
+		}
+	}()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down", "reason", context.Cause(ctx))
+	case serveErr = <-served:
+		serveErr = errors.Wrap(serveErr, "admin HTTP server")
+		log.Error("admin HTTP server failed; shutting down", "err", serveErr)
+	}
+	if stopSignals != nil {
+		stopSignals()
+	}
+
+	// Stop taking requests, then stop the compactions, then close the
+	// indexes: nothing uses an index once it is closed.
+	if srv != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			log.Warn("admin HTTP server did not stop in time; closing its connections", "err", err)
+			_ = srv.Close()
+		}
+		cancel()
+	}
+	svc.Close()
+	<-periodicDone
+	if err := closeIndexes(); err != nil {
+		log.Error("closing the indexes", "err", err)
+		return errors.CombineErrors(serveErr, err)
 	}
 	log.Info("stopped")
-	return nil
+	return serveErr
+}
+
+// openIndexes opens (creating if needed) the entry location index of every
+// ledger directory, at conf.LocationsPaths, and logs the settings the
+// engine ignores.
+func openIndexes(c *conf.Config, log *slog.Logger) ([]*entrylocation.Index, []httpapi.Directory, error) {
+	engine, notes, err := c.EntryLocationOptions()
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "entry location options")
+	}
+	mode := "bookie-conf (dbStorage_rocksDB_* keys)"
+	if file, _ := c.EntryLocationOptionsFile(); file != "" {
+		mode = "RocksDB OPTIONS file " + file
+	}
+	log.Info("entry location index options", "from", mode)
+	for _, n := range notes {
+		log.Info("ignored option", "option", n)
+	}
+	var indexes []*entrylocation.Index
+	var dirs []httpapi.Directory
+	for i, path := range c.LocationsPaths() {
+		ix, err := openIndex(c, engine, path, log)
+		if err != nil {
+			for _, opened := range indexes {
+				_ = opened.Close()
+			}
+			return nil, nil, err
+		}
+		indexes = append(indexes, ix)
+		dirs = append(dirs, httpapi.Directory{
+			LedgerDir: filepath.Join(c.LedgerDirectories[i], "current"),
+			IndexDir:  filepath.Join(c.IndexDirectories[i], "current"),
+			Index:     ix,
+		})
+		log.Info("entry location index open", "path", path)
+	}
+	return indexes, dirs, nil
+}
+
+// openIndex opens one index with the configured options.
+func openIndex(c *conf.Config, engine *lsm.Options, path string, log *slog.Logger) (*entrylocation.Index, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, errors.Wrapf(err, "creating the index directory")
+	}
+	opts := &entrylocation.Options{
+		Engine:           engine, // Open copies it
+		MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
+		EnableStatistics: c.EnableStatistics,
+		Logger:           log, // the index adds path=
+	}
+	ix, err := entrylocation.Open(path, opts)
+	if err != nil {
+		return nil, errors.Wrapf(err, "opening the entry location index %s", path)
+	}
+	return ix, nil
+}
+
+// newService builds the admin API over the directories.
+func newService(c *conf.Config, dirs []httpapi.Directory, log *slog.Logger) (*httpapi.Service, error) {
+	token, err := c.ReadAuthToken()
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		log.Info("admin API: PUT and DELETE need the bearer token of httpServerAuthTokenFile", "file", c.HTTPServerAuthTokenFile)
+	}
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	return httpapi.New(httpapi.Options{
+		Directories:      dirs,
+		BookieID:         host,
+		AuthToken:        token,
+		EnableStatistics: c.EnableStatistics,
+		Settings:         c.Settings(),
+		Registry:         registry,
+		Logger:           log,
+	})
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/cockroachdb/errors"
+)
+
+// compactProgressEvery is how often compact reports a compaction still
+// running.
+const compactProgressEvery = 5 * time.Second
+
+// runCompact fully compacts the entry location index of every ledger
+// directory, offline (the service must not be running on them), with a
+// progress line per directory on stderr. SIGINT or SIGTERM cancels it.
+func runCompact(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return compactAll(ctx, args, stderr, compactProgressEvery)
+}
+
+func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEvery time.Duration) error {
+	fset := flag.NewFlagSet("compact", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fset)
+	fset.Usage = func() {
+		_, _ = io.WriteString(fset.Output(), "usage: bookie-index compact [--conf FILE] [--set key=value ...]\n\n"+
+			"Fully compacts the entry location index of every ledger directory of the\n"+
+			"configuration, offline: stop 'bookie-index serve' (or the bookie) first.\n\n")
+		fset.PrintDefaults()
+	}
+	pos, err := parseFlags(fset, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	c, err := cf.load()
+	if err != nil {
+		return err
+	}
+	engine, _, err := c.EntryLocationOptions()
+	if err != nil {
+		return errors.Wrap(err, "entry location options")
+	}
+	// The index's and engine's own lines would interleave with the
+	// progress lines; keep only their warnings.
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	paths := c.LocationsPaths()
+	failed := 0
+	for i, path := range paths {
+		prefix := fmt.Sprintf("compact [%d/%d] %s", i+1, len(paths), path)
+		if err := compactOne(ctx, path, engine, c.EnableStatistics, log, stderr, prefix, progressEvery); err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+			failed++
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted")
+	}
+	if failed > 0 {
+		return errors.Newf("%d of %d directories failed", failed, len(paths))
+	}
+	return nil
+}
+
+// compactOne compacts the index at path, printing where it starts, how it
+// progresses and how it ends.
+func compactOne(ctx context.Context, path string, engine *lsm.Options, stats bool, log *slog.Logger, out io.Writer, prefix string, progressEvery time.Duration) error {
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return errors.New("no entry location index here (nothing to compact)")
+		}
+		return err
+	}
+	ix, err := entrylocation.Open(path, &entrylocation.Options{Engine: engine, EnableStatistics: stats, Logger: log})
+	if err != nil {
+		return err
+	}
+	before := ix.Metrics()
+	tables, size := levelTotals(&before.Engine)
+	fmt.Fprintf(out, "%s: compacting %d tables, %s\n", prefix, tables, formatBytes(size))
+
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- ix.Compact(ctx) }()
+	ticker := time.NewTicker(progressEvery)
+	defer ticker.Stop()
+waiting:
+	for {
+		select {
+		case <-ticker.C:
+			m := ix.Metrics()
+			fmt.Fprintf(out, "%s: still compacting after %s, %s written\n", prefix,
+				time.Since(start).Round(time.Second), formatBytes(uint64(max(m.Engine.CompactionBytesOut-before.Engine.CompactionBytesOut, 0))))
+		case err = <-done:
+			break waiting
+		}
+	}
+	after := ix.Metrics()
+	closeErr := ix.Close()
+	if err != nil {
+		return errors.CombineErrors(err, closeErr)
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	tablesAfter, sizeAfter := levelTotals(&after.Engine)
+	fmt.Fprintf(out, "%s: done in %s: %d tables, %s -> %d tables, %s; about %d entries\n", prefix,
+		time.Since(start).Round(time.Millisecond), tables, formatBytes(size), tablesAfter, formatBytes(sizeAfter), after.EntriesCount)
+	return nil
+}
+
+// levelTotals sums the tables and bytes of every level.
+func levelTotals(m *lsm.Metrics) (tables int, bytes uint64) {
+	for _, l := range m.Levels {
+		tables += l.Tables
+		bytes += l.Bytes
+	}
+	return tables, bytes
+}
+
+// formatBytes prints a size with a binary unit.
+func formatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package entrylocation
+
+const raceEnabled = false

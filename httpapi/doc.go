@@ -1,0 +1,60 @@
+// Package httpapi is bookie-index's admin HTTP API: BookKeeper's entry
+// location compaction endpoint and the operator endpoints around it, with
+// the request and response shapes of BookKeeper's admin server so that
+// operators' scripts and dashboards keep working.
+//
+// A Service is an http.Handler over one entry location index per ledger
+// directory:
+//
+//	/api/v1/bookie/entry_location_compact   PUT    trigger compactions (upstream's shapes)
+//	                                        GET    {"<path>" : compacting?} (upstream's shape)
+//	                                        DELETE cancel running compactions (ours; upstream PR #4837)
+//	/api/v1/bookie/gc_details               GET    per directory: last compaction time, counter, compacting
+//	/api/v1/bookie/state                    GET    running, readOnly and the directories
+//	/api/v1/config/server_config            GET    the effective bk_server.conf keys (if Options.Settings)
+//	/heartbeat                              GET    OK
+//	/metrics                                GET    Prometheus text (BookKeeper's names, §5 of the reference)
+//
+// # Compatibility and improvements
+//
+// The PUT and GET of entry_location_compact answer exactly as upstream's
+// TriggerLocationCompactService: the same status codes and bodies, raw text
+// for some and a JSON string for others, and GET's map printed as Jackson's
+// default pretty printer prints it ("path" : true). Where upstream fails
+// with a 500 on a client's mistake, the Service answers 400 with a message:
+// the flag may also be the string "true" or "false" (as upstream's own
+// documentation sends it), entryLocations may also be a JSON array of
+// paths, and a value of the wrong type is named in the answer. Paths in
+// entryLocations are trimmed one by one and compared after
+// filepath.Clean.
+//
+// Other methods get 405 with upstream's message, except /metrics, where
+// upstream answers 403. Request bodies are limited (Options.MaxBodyBytes,
+// 64 KiB by default, 413 beyond); a client error is never a 500.
+//
+// # Compactions
+//
+// A compaction runs in the background: PUT answers at once. One runs per
+// directory at a time; a trigger for a directory that is compacting is
+// skipped, as upstream skips it, and still answered "Triggered". DELETE
+// cancels the context given to the index's Compact. The Service records
+// each directory's last compaction (start time, counter, duration and
+// outcome) for gc_details and the metrics, whichever started it: an HTTP
+// request or RunPeriodicCompaction, which compacts every directory once per
+// interval plus a random delay in [0, interval), as BookKeeper's garbage
+// collector thread does. A compaction triggered over HTTP postpones the
+// next periodic one of its directory.
+//
+// # Authentication
+//
+// When Options.AuthToken is set, the requests that change state (PUT and
+// DELETE) must carry "Authorization: Bearer <token>"; without it, or with a
+// wrong one, they get 401. The token is compared in constant time. Reads
+// need no token, as upstream's admin server needs none.
+//
+// # Concurrency
+//
+// A Service is safe for concurrent use. Close cancels the running
+// compactions and waits for them; it does not close the indexes, which
+// belong to the caller.
+package httpapi

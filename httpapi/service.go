@@ -1,0 +1,295 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/cockroachdb/errors"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Endpoint paths, as BookKeeper's HttpRouter names them.
+const (
+	PathEntryLocationCompact = "/api/v1/bookie/entry_location_compact"
+	PathGCDetails            = "/api/v1/bookie/gc_details"
+	PathState                = "/api/v1/bookie/state"
+	PathServerConfig         = "/api/v1/config/server_config"
+	PathHeartbeat            = "/heartbeat"
+	PathMetrics              = "/metrics"
+)
+
+// DefaultMaxBodyBytes is the default limit of a request body.
+const DefaultMaxBodyBytes = 64 << 10
+
+// Index is what the Service needs from an entry location index;
+// *entrylocation.Index implements it.
+type Index interface {
+	// Path is the index's directory, <indexDir>/current/locations; the
+	// compaction endpoint names directories by it.
+	Path() string
+	// Compact compacts the whole index and returns when done, or early
+	// with an error when ctx is cancelled.
+	Compact(ctx context.Context) error
+	// IsCompacting reports whether a Compact is running.
+	IsCompacting() bool
+	// Metrics returns a snapshot of the index's statistics.
+	Metrics() entrylocation.Metrics
+}
+
+// Directory is one ledger directory and its index.
+type Directory struct {
+	// LedgerDir and IndexDir are the values of the ledgerDir and indexDir
+	// labels of the directory's metrics. BookKeeper labels them with the
+	// directories' "current" subdirectories (<ledgerDirectory>/current).
+	LedgerDir, IndexDir string
+	// Index is the directory's entry location index.
+	Index Index
+}
+
+// Options configure a Service.
+type Options struct {
+	// Directories are the ledger directories, in configuration order. At
+	// least one; their index paths must differ.
+	Directories []Directory
+	// BookieID names the bookie in the answers of the compaction endpoint
+	// ("Triggered ... on bookie:<BookieID>"). Default "localhost".
+	BookieID string
+	// AuthToken, if not empty, is the bearer token that PUT and DELETE
+	// requests must carry.
+	AuthToken string
+	// EnableStatistics says whether the indexes time their lookups; the
+	// latency summaries carry quantiles and sums only when it is set.
+	EnableStatistics bool
+	// Settings are the effective configuration keys served by
+	// /api/v1/config/server_config; nil leaves that endpoint out.
+	Settings map[string]string
+	// Registry receives the Service's metrics and is what /metrics
+	// serves. Nil: a new registry.
+	Registry *prometheus.Registry
+	// Logger receives the Service's log lines. Nil: discarded.
+	Logger *slog.Logger
+	// MaxBodyBytes limits request bodies; larger ones get 413. Zero means
+	// DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// RandomCompactionDelay draws the random delay added to each period
+	// of RunPeriodicCompaction, in [0, interval). Nil: uniform.
+	RandomCompactionDelay func(interval time.Duration) time.Duration
+	// Now is the clock. Nil: time.Now.
+	Now func() time.Time
+}
+
+// Service is the admin HTTP API; see the package documentation.
+type Service struct {
+	opts     Options
+	log      *slog.Logger
+	mux      *http.ServeMux
+	registry *prometheus.Registry
+	metrics  http.Handler
+
+	dirs   []*directory
+	byPath map[string]*directory
+	// paths are the index paths in directory order, as upstream lists
+	// them in its error messages.
+	paths []string
+
+	// ctx is the parent of every compaction's context; Close cancels it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	// mu guards closed and the compaction state of every directory.
+	mu     sync.Mutex
+	closed bool
+}
+
+// New returns a Service over opts.Directories and registers its metrics
+// on opts.Registry.
+func New(opts Options) (*Service, error) {
+	if len(opts.Directories) == 0 {
+		return nil, errors.New("httpapi: no directories")
+	}
+	if opts.BookieID == "" {
+		opts.BookieID = "localhost"
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxBodyBytes < 0 {
+		return nil, errors.Newf("httpapi: MaxBodyBytes %d is negative", opts.MaxBodyBytes)
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.RandomCompactionDelay == nil {
+		opts.RandomCompactionDelay = uniformDelay
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	s := &Service{
+		opts:     opts,
+		log:      opts.Logger,
+		registry: opts.Registry,
+		byPath:   make(map[string]*directory, len(opts.Directories)),
+	}
+	for i, d := range opts.Directories {
+		if d.Index == nil {
+			return nil, errors.Newf("httpapi: directory %d (%s) has no index", i, d.LedgerDir)
+		}
+		path := d.Index.Path()
+		if path == "" {
+			return nil, errors.Newf("httpapi: directory %d (%s): the index has an empty path", i, d.LedgerDir)
+		}
+		if _, dup := s.byPath[path]; dup {
+			return nil, errors.Newf("httpapi: index path %q is listed twice", path)
+		}
+		for _, o := range s.dirs {
+			if o.LedgerDir == d.LedgerDir && o.IndexDir == d.IndexDir {
+				return nil, errors.Newf("httpapi: directories %q and %q have the same metric labels ledgerDir=%q indexDir=%q",
+					o.path, path, d.LedgerDir, d.IndexDir)
+			}
+		}
+		dir := &directory{Directory: d, path: path}
+		s.dirs = append(s.dirs, dir)
+		s.byPath[path] = dir
+		s.paths = append(s.paths, path)
+	}
+	if err := s.registry.Register(newCollector(s)); err != nil {
+		return nil, errors.Wrap(err, "httpapi: registering metrics")
+	}
+	s.metrics = promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
+		ErrorLog:      slogErrorLog{s.log},
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc(PathEntryLocationCompact, s.serveEntryLocationCompact)
+	s.mux.HandleFunc(PathGCDetails, s.serveGCDetails)
+	s.mux.HandleFunc(PathState, s.serveState)
+	if opts.Settings != nil {
+		s.mux.HandleFunc(PathServerConfig, s.serveServerConfig)
+	}
+	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
+	s.mux.HandleFunc(PathMetrics, s.serveMetrics)
+	return s, nil
+}
+
+// ServeHTTP serves the admin API.
+func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Registry returns the registry /metrics serves, for the caller to add its
+// own collectors (such as the Go runtime's).
+func (s *Service) Registry() *prometheus.Registry { return s.registry }
+
+// Close cancels the running compactions and waits for them to return. The
+// compaction endpoint skips triggers after Close. It does not close the
+// indexes.
+func (s *Service) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// lookup resolves an index path as a client wrote it: exactly, or after
+// filepath.Clean.
+func (s *Service) lookup(path string) *directory {
+	if d, ok := s.byPath[path]; ok {
+		return d
+	}
+	clean := filepath.Clean(path)
+	for _, d := range s.dirs {
+		if filepath.Clean(d.path) == clean {
+			return d
+		}
+	}
+	return nil
+}
+
+// serveHeartbeat answers "OK", as upstream's HeartbeatService.
+func (s *Service) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
+	if !allowRead(w, r) {
+		return
+	}
+	writeText(w, http.StatusOK, "OK\n")
+}
+
+// serveState describes the service, in the shape of upstream's
+// BookieStateService plus the directories.
+func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
+	if !allowRead(w, r) {
+		return
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	dirs := make([]any, len(s.dirs))
+	for i, d := range s.dirs {
+		dirs[i] = jsonObject{
+			{"ledgerDir", d.LedgerDir},
+			{"indexDir", d.IndexDir},
+			{"entryLocationDBPath", d.path},
+		}
+	}
+	writeJSON(w, http.StatusOK, jsonObject{
+		{"running", !closed},
+		{"readOnly", false},
+		{"shuttingDown", closed},
+		{"directories", dirs},
+	})
+}
+
+// serveServerConfig lists the effective configuration keys.
+func (s *Service) serveServerConfig(w http.ResponseWriter, r *http.Request) {
+	if !allowRead(w, r) {
+		return
+	}
+	keys := make([]string, 0, len(s.opts.Settings))
+	for k := range s.opts.Settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	obj := make(jsonObject, len(keys))
+	for i, k := range keys {
+		obj[i] = jsonField{k, s.opts.Settings[k]}
+	}
+	writeJSON(w, http.StatusOK, obj)
+}
+
+// serveMetrics serves the registry in Prometheus text format. Other
+// methods than GET get 403, as upstream's MetricsService answers.
+func (s *Service) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeText(w, http.StatusForbidden, r.Method+" is forbidden. Should be GET method")
+		return
+	}
+	s.metrics.ServeHTTP(w, r)
+}
+
+// uniformDelay draws a delay uniformly from [0, interval).
+func uniformDelay(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return 0
+	}
+	return rand.N(interval)
+}
+
+// slogErrorLog adapts the logger to promhttp's error log.
+type slogErrorLog struct{ log *slog.Logger }
+
+func (l slogErrorLog) Println(v ...interface{}) {
+	l.log.Warn("serving metrics", "err", fmt.Sprint(v...))
+}
