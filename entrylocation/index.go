@@ -97,6 +97,11 @@ func Open(dir string, opts *Options) (*Index, error) {
 // Path returns the index's directory.
 func (ix *Index) Path() string { return ix.dir }
 
+// DB returns the engine under the index, for tools and benchmarks that
+// need its metrics, tables or WaitForCompactions. Writing to it directly
+// bypasses the index's checks.
+func (ix *Index) DB() *lsm.DB { return ix.db }
+
 // enter starts a call that uses the engine: it fails with ErrClosed after
 // Close, and otherwise holds Close off until exit.
 func (ix *Index) enter(op string) error {
@@ -119,12 +124,24 @@ func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
 	if ix.lookupStats.timed {
 		start = time.Now()
 	}
-	location, err := ix.getLocation(ledgerID, entryID)
+	location, err := ix.getLocation(ledgerID, entryID, nil)
 	ix.lookupStats.done(err == nil && location != 0, start)
 	return location, err
 }
 
-func (ix *Index) getLocation(ledgerID, entryID int64) (int64, error) {
+// GetLocationStats is GetLocation that also adds the blocks it reads, the
+// bytes and the cache hits to stats (for benchmarks and tools).
+func (ix *Index) GetLocationStats(ledgerID, entryID int64, stats *lsm.ReadStats) (int64, error) {
+	var start time.Time
+	if ix.lookupStats.timed {
+		start = time.Now()
+	}
+	location, err := ix.getLocation(ledgerID, entryID, stats)
+	ix.lookupStats.done(err == nil && location != 0, start)
+	return location, err
+}
+
+func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int64, error) {
 	if err := ix.enter("GetLocation"); err != nil {
 		return 0, err
 	}
@@ -135,7 +152,11 @@ func (ix *Index) getLocation(ledgerID, entryID int64) (int64, error) {
 	s := ix.lookupScratch.Get().(*lookupScratch)
 	defer ix.lookupScratch.Put(s)
 	s.key.set(ledgerID, entryID)
-	value, err := ix.db.GetAppend(s.value[:0], s.key[:], nil)
+	var ro *lsm.ReadOptions
+	if stats != nil {
+		ro = &lsm.ReadOptions{Stats: stats}
+	}
+	value, err := ix.db.GetAppend(s.value[:0], s.key[:], ro)
 	if err != nil {
 		if err == lsm.ErrNotFound || errors.Is(err, lsm.ErrNotFound) {
 			return 0, nil
@@ -161,12 +182,24 @@ func (ix *Index) GetLastEntryInLedger(ledgerID int64) (int64, error) {
 	if ix.lastEntryStats.timed {
 		start = time.Now()
 	}
-	entryID, err := ix.getLastEntryInLedger(ledgerID)
+	entryID, err := ix.getLastEntryInLedger(ledgerID, nil)
 	ix.lastEntryStats.done(err == nil, start)
 	return entryID, err
 }
 
-func (ix *Index) getLastEntryInLedger(ledgerID int64) (int64, error) {
+// GetLastEntryInLedgerStats is GetLastEntryInLedger that also adds the
+// blocks it reads, the bytes and the cache hits to stats.
+func (ix *Index) GetLastEntryInLedgerStats(ledgerID int64, stats *lsm.ReadStats) (int64, error) {
+	var start time.Time
+	if ix.lastEntryStats.timed {
+		start = time.Now()
+	}
+	entryID, err := ix.getLastEntryInLedger(ledgerID, stats)
+	ix.lastEntryStats.done(err == nil, start)
+	return entryID, err
+}
+
+func (ix *Index) getLastEntryInLedger(ledgerID int64, stats *lsm.ReadStats) (int64, error) {
 	if err := ix.enter("GetLastEntryInLedger"); err != nil {
 		return 0, err
 	}
@@ -178,7 +211,7 @@ func (ix *Index) getLastEntryInLedger(ledgerID int64) (int64, error) {
 		return 0, errors.Wrapf(ErrNoEntry, "entrylocation: Entry -1 not found in %d (the ledger is marked deleted)", ledgerID)
 	}
 	first, end := ledgerBounds(ledgerID)
-	it, err := ix.db.NewIter(&lsm.IterOptions{LowerBound: first[:], UpperBound: end[:]})
+	it, err := ix.db.NewIter(&lsm.IterOptions{LowerBound: first[:], UpperBound: end[:], Stats: stats})
 	if err != nil {
 		return 0, errors.Wrapf(err, "entrylocation: last entry of ledger %d", ledgerID)
 	}

@@ -22,7 +22,9 @@ func (d *DB) Close() error {
 	d.bgCancel()
 	d.bgWG.Wait()
 
-	// No commit is between enqueue and apply once we hold commitMu.
+	// Holding commitMu, no new batch can enqueue. Batches already enqueued
+	// may still be waiting on the WAL or publishing: closing the WAL writes
+	// and syncs them, and their Wait still succeeds after the close.
 	d.commitMu.Lock()
 	defer d.commitMu.Unlock()
 	d.publishMu.Lock()
@@ -33,14 +35,6 @@ func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.mu.wal != nil {
 		err = d.mu.wal.Close()
-	}
-	for _, m := range d.mu.imm {
-		if m.wal != nil {
-			m.waitForWriters()
-			if cerr := m.wal.Close(); err == nil && cerr != nil && !errors.Is(cerr, ErrClosed) {
-				err = cerr
-			}
-		}
 	}
 	d.mu.Unlock()
 	if d.mu.versions != nil {

@@ -63,8 +63,11 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	b.b.SetSeqNum(first)
 	n, err := w.Enqueue(b.b.Repr())
 	if err != nil {
+		// Nothing was enqueued, but the sequence numbers are taken: the
+		// DB stops writing, so no later batch waits for them.
 		d.commitMu.Unlock()
-		d.fail(errors.Wrap(err, "lsm: WAL"))
+		err = errors.Wrap(err, "lsm: WAL")
+		d.fail(err)
 		return err
 	}
 	mem.reserve()
@@ -142,15 +145,38 @@ func (d *DB) stickyErr() error {
 // fail records a sticky error and wakes everyone waiting.
 func (d *DB) fail(err error) {
 	d.mu.Lock()
+	d.failLocked(err)
+	d.mu.Unlock()
+}
+
+// failLocked is fail with d.mu held.
+func (d *DB) failLocked(err error) {
 	if d.mu.bgErr == nil {
 		d.mu.bgErr = err
 		d.opts.Logger.Error("lsm: writes stopped after a failure", "err", err)
 	}
 	d.mu.cond.Broadcast()
-	d.mu.Unlock()
+	// Publishers wait on another lock, taken before d.mu: wake them from
+	// outside it.
+	go func() {
+		d.publishMu.Lock()
+		d.published.Broadcast()
+		d.publishMu.Unlock()
+	}()
+}
+
+// waitPublished waits until every batch up to seq is visible, or the DB
+// failed (then that batch may never publish).
+func (d *DB) waitPublished(seq base.SeqNum) error {
 	d.publishMu.Lock()
-	d.published.Broadcast()
-	d.publishMu.Unlock()
+	defer d.publishMu.Unlock()
+	for d.visibleSeq.Load() < uint64(seq) {
+		if err := d.stickyErr(); err != nil {
+			return err
+		}
+		d.published.Wait()
+	}
+	return nil
 }
 
 // makeRoomForWrite returns the memtable and WAL for a batch of size bytes,
@@ -205,26 +231,36 @@ func (d *DB) l0CountLocked() int {
 
 // switchMemTableLocked makes the mutable memtable immutable and starts a
 // new one, with a new WAL, big enough for at least a batch of minSize.
-// d.mu is held (and released around the WAL creation); d.commitMu too, so
-// no batch can enqueue meanwhile.
+// d.mu is held (and released around I/O); d.commitMu too, so no batch can
+// enqueue meanwhile.
+//
+// The old WAL is closed (written and fsynced) before the new one takes a
+// write: a synced write in the new WAL then implies that every write
+// before it is durable too, so recovery never finds a later batch without
+// an earlier one.
 func (d *DB) switchMemTableLocked(minSize int64) error {
 	walNum := d.mu.versions.NextFileNum()
+	oldWAL := d.mu.wal
 	d.mu.Unlock()
-	w, err := d.createWAL(walNum)
+	err := oldWAL.Close()
+	var w *wal.Writer
+	if err == nil {
+		w, err = d.createWAL(walNum)
+	}
 	d.mu.Lock()
 	if err != nil {
-		d.mu.bgErr = err
-		d.mu.cond.Broadcast()
+		err = errors.Wrap(err, "lsm: switching WALs")
+		d.failLocked(err)
 		return err
 	}
+	d.metrics.retiredWAL(oldWAL)
 	old := d.mu.mem
-	old.wal = d.mu.wal
-	d.metrics.retiredWAL(old.wal)
 	if !old.empty() || old.charged > 0 {
 		d.mu.imm = append(d.mu.imm, old)
 	} else {
-		// Nothing to flush: its WAL can go.
-		go d.closeAndRemoveWAL(old)
+		// Nothing to flush: its WAL can go once its writers are done.
+		d.bgWG.Add(1)
+		go d.removeWAL(old)
 	}
 	d.mu.mem = d.newMemTable(max(minSize, d.opts.WriteBufferSize), walNum)
 	d.mu.wal = w
@@ -266,11 +302,9 @@ func (d *DB) syncDir() error {
 	return errors.Wrapf(err, "lsm: syncing directory %s", d.dir)
 }
 
-// closeAndRemoveWAL closes the WAL of an empty memtable and removes it.
-func (d *DB) closeAndRemoveWAL(m *memTable) {
+// removeWAL removes the (closed) WAL of an empty memtable.
+func (d *DB) removeWAL(m *memTable) {
+	defer d.bgWG.Done()
 	m.waitForWriters()
-	if m.wal != nil {
-		_ = m.wal.Close()
-	}
 	_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindLog, m.walNum))
 }

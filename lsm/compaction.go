@@ -17,7 +17,7 @@ import (
 // is work and a free job slot (one slot stays for the flush). d.mu must
 // be held.
 func (d *DB) maybeScheduleCompactionLocked() {
-	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly {
+	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly || d.mu.ingesting {
 		return
 	}
 	for d.mu.compactions < max(1, d.opts.MaxBackgroundJobs-1) {
@@ -34,8 +34,11 @@ func (d *DB) maybeScheduleCompactionLocked() {
 			err := d.runCompaction(d.bgCtx, c)
 			d.mu.Lock()
 			d.mu.compactions--
-			if err != nil && !errors.Is(err, context.Canceled) {
-				d.opts.Logger.Error("lsm: compaction failed", "err", err)
+			if err != nil && !errors.Is(err, context.Canceled) && !d.mu.closed {
+				// A failed compaction (a corrupt or unreadable table, a
+				// full disk) would be picked again at once: stop writing
+				// instead, as after a failed flush; reads go on.
+				d.failLocked(errors.Wrap(err, "lsm: background compaction"))
 			}
 			d.maybeScheduleCompactionLocked()
 			d.mu.cond.Broadcast()
@@ -157,8 +160,10 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	}
 	if c.inPlace {
 		// Tombstones of the levels above delete entries here too; they are
-		// not written (they stay in their own tables).
-		external, err := d.externalTombstones(c)
+		// not written (they stay in their own tables). They come from the
+		// version read with the snapshot list, so that a tombstone newer
+		// than a snapshot taken since is not applied without it.
+		external, err := d.externalTombstones(c, v)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +290,11 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 			}
 			c := &compaction{startLevel: level, outputLevel: level + 1, manual: true, reason: "manual"}
 			c.inputs[0] = inputs
-			c = d.finishPick(v, c)
+			if !d.mu.ingesting {
+				c = d.finishPick(v, c)
+			} else {
+				c = nil
+			}
 			v.Unref()
 			if c == nil {
 				// A background compaction holds some of the tables.
@@ -343,7 +352,7 @@ func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
 			if !todo[t.FileNum] || c != nil {
 				continue
 			}
-			if t.IsCompacting() {
+			if t.IsCompacting() || d.mu.ingesting {
 				waiting = true
 				continue
 			}
@@ -378,4 +387,35 @@ func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
 		}
 	}
 	return nil
+}
+
+// WaitForCompactions waits until no flush or compaction is running or
+// wanted: the tree has settled. It returns early with ctx's error, or with
+// the background error if the DB failed.
+func (d *DB) WaitForCompactions(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		d.mu.Lock()
+		d.mu.cond.Broadcast()
+		d.mu.Unlock()
+	})
+	defer stop()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		if err := d.checkOpenLocked("WaitForCompactions"); err != nil {
+			return err
+		}
+		if d.mu.bgErr != nil {
+			return d.mu.bgErr
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d.maybeScheduleFlushLocked()
+		d.maybeScheduleCompactionLocked()
+		if !d.mu.flushing && len(d.mu.imm) == 0 && d.mu.compactions == 0 && !d.mu.coverage.scanning {
+			return nil
+		}
+		d.mu.cond.Wait()
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"hash/fnv"
 
-	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
 )
@@ -96,9 +95,17 @@ func (d *DB) scanCoverage(v *manifest.Version) map[uint64]float64 {
 			}
 			var it rangedel.Iter
 			it.Init(set)
+			deleted := func(k []byte) bool {
+				f := it.SeekGE(k)
+				return f != nil && f.Contains(k) && f.Seqs[0] > t.LargestSeqNum
+			}
+			// A block counts as covered when both ends are deleted, maybe
+			// by different tombstones: one ledger's tombstone ends before
+			// the next ledger's starts (the gap holds only negative entry
+			// ids), and blocks often span two ledgers. It is an estimate
+			// for choosing tables; the rewrite decides key by key.
 			covered, total, err := h.reader.CoveredBytes(func(lo, hi []byte) bool {
-				f := it.SeekGE(lo)
-				return f != nil && f.Contains(lo) && bytes.Compare(hi, f.End) < 0 && f.Seqs[0] > t.LargestSeqNum
+				return deleted(lo) && deleted(hi)
 			})
 			if err != nil || total == 0 {
 				continue
@@ -137,6 +144,7 @@ func (d *DB) maybeScanCoverageLocked(v *manifest.Version) {
 		d.mu.coverage.gen = gen
 		d.mu.coverage.fractions = fractions
 		d.maybeScheduleCompactionLocked()
+		d.mu.cond.Broadcast()
 		d.mu.Unlock()
 	}()
 }
@@ -144,17 +152,20 @@ func (d *DB) maybeScanCoverageLocked(v *manifest.Version) {
 // pickDeletionCompactionLocked returns an in-place rewrite of the most
 // covered table at or above the ratio, or nil. d.mu must be held.
 func (d *DB) pickDeletionCompactionLocked(v *manifest.Version) *compaction {
+	if len(d.mu.snapshots) > 0 {
+		// A rewrite must keep what the snapshots see, and the table would
+		// come out just as covered: picked again, forever. Wait for them.
+		return nil
+	}
 	if d.mu.coverage.gen != tombstoneGen(v) {
 		d.maybeScanCoverageLocked(v)
 		return nil
 	}
 	// A table of the last level holding tombstones: they delete only
 	// entries of that table, which an in-place rewrite drops with them.
-	// (With snapshots open, the rewrite may have to keep the tombstones:
-	// then it waits, or it would repeat forever.)
 	last := d.opts.NumLevels - 1
 	for _, t := range v.Tables(last) {
-		if t.RangeDeletions > 0 && !t.IsCompacting() && len(d.mu.snapshots) == 0 {
+		if t.RangeDeletions > 0 && !t.IsCompacting() {
 			t.SetCompacting(true)
 			c := &compaction{startLevel: last, outputLevel: last, reason: "range deletions at the last level", inPlace: true}
 			c.inputs[0] = []*manifest.TableMeta{t}
@@ -183,12 +194,8 @@ func (d *DB) pickDeletionCompactionLocked(v *manifest.Version) *compaction {
 }
 
 // externalTombstones returns, for an in-place rewrite, the tombstones of
-// the levels above that may delete the table's entries.
-func (d *DB) externalTombstones(c *compaction) ([]rangedel.Tombstone, error) {
-	d.mu.Lock()
-	v := d.mu.versions.Current()
-	d.mu.Unlock()
-	defer v.Unref()
+// the levels above in version v that may delete the table's entries.
+func (d *DB) externalTombstones(c *compaction, v *manifest.Version) ([]rangedel.Tombstone, error) {
 	set, err := d.tombstonesAbove(v, c.startLevel)
 	if err != nil || set == nil {
 		return nil, err
@@ -203,5 +210,3 @@ func (d *DB) externalTombstones(c *compaction) ([]rangedel.Tombstone, error) {
 	}
 	return ts, nil
 }
-
-var _ = base.SeqNumMax

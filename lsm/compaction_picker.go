@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 	"math"
+	"sort"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 )
@@ -28,12 +29,17 @@ func (c *compaction) allInputs() []*manifest.TableMeta {
 }
 
 // levelTargets returns the target size of each level and the base level
-// (where L0 compacts to). With dynamic level bytes (the default) the last
-// level's size sets the targets above it, each MaxBytesForLevelMultiplier
-// times smaller, and the base level is the highest one whose target is at
-// least MaxBytesForLevelBase/multiplier; data skips the empty levels above
-// it, so most data sits in the last level (RocksDB's
-// level_compaction_dynamic_level_bytes).
+// (where L0 compacts to). With dynamic level bytes (the default) the
+// largest level's size sets the targets above it, each
+// MaxBytesForLevelMultiplier times smaller, and the base level is the
+// highest one whose target is still above MaxBytesForLevelBase; data skips
+// the empty levels above it, so most of it sits in the last level
+// (RocksDB's level_compaction_dynamic_level_bytes).
+//
+// The base level is never below the first non-empty level: L0 must not
+// compact underneath data in the levels above, or an older version of a
+// key would end up above a newer one. (The base moves down as data grows
+// and could move up when a purge shrinks the last level.)
 func (d *DB) levelTargets(v *manifest.Version) (targets [manifest.NumLevels]float64, base int) {
 	o := d.opts
 	last := o.NumLevels - 1
@@ -50,24 +56,26 @@ func (d *DB) levelTargets(v *manifest.Version) (targets [manifest.NumLevels]floa
 		return targets, 1
 	}
 	var maxBytes uint64
+	first := 0
 	for level := 1; level <= last; level++ {
-		maxBytes = max(maxBytes, v.LevelBytes(level))
+		b := v.LevelBytes(level)
+		maxBytes = max(maxBytes, b)
+		if first == 0 && v.NumTables(level) > 0 {
+			first = level
+		}
 	}
 	base = last
-	if maxBytes == 0 {
-		return targets, base
-	}
-	size := float64(maxBytes)
-	targets[last] = size
-	for base > 1 && size > float64(o.MaxBytesForLevelBase) {
-		size /= mult
+	for size := float64(maxBytes); base > 1 && size > float64(o.MaxBytesForLevelBase); size /= mult {
 		base--
-		targets[base] = size
 	}
-	for level := base + 1; level < last; level++ {
-		targets[level] = targets[level-1] * mult
+	if first > 0 && first < base {
+		base = first
 	}
-	targets[base] = max(targets[base], float64(o.MaxBytesForLevelBase)/mult)
+	t := float64(maxBytes)
+	for level := last - 1; level >= base; level-- {
+		t /= mult
+		targets[level] = max(t, float64(o.MaxBytesForLevelBase)/mult)
+	}
 	return targets, base
 }
 
@@ -96,16 +104,27 @@ func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 	if c := d.pickDeletionCompactionLocked(v); c != nil {
 		return c
 	}
-	best, bestScore := -1, 1.0
+	// Levels by descending score; a level whose tables are busy gives way
+	// to the next one.
+	order := make([]int, 0, d.opts.NumLevels-1)
 	for level := 0; level < d.opts.NumLevels-1; level++ {
-		if scores[level] >= bestScore {
-			best, bestScore = level, scores[level]
+		if scores[level] >= 1 {
+			order = append(order, level)
 		}
 	}
-	if best < 0 {
-		return nil
+	sort.Slice(order, func(i, j int) bool { return scores[order[i]] > scores[order[j]] })
+	for _, level := range order {
+		if c := d.pickLevelLocked(v, level, baseLevel); c != nil {
+			return c
+		}
 	}
-	if best == 0 {
+	return nil
+}
+
+// pickLevelLocked picks a compaction out of level, or nil if its tables
+// are busy.
+func (d *DB) pickLevelLocked(v *manifest.Version, level, baseLevel int) *compaction {
+	if level == 0 {
 		l0 := v.Tables(0)
 		if anyCompacting(l0) {
 			return nil
@@ -115,8 +134,8 @@ func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 		return d.finishPick(v, c)
 	}
 	// One table of the level, round-robin after the compact pointer.
-	tables := v.Tables(best)
-	ptr := v.CompactPointer(best)
+	tables := v.Tables(level)
+	ptr := v.CompactPointer(level)
 	start := 0
 	if ptr.UserKey != nil {
 		for start < len(tables) && bytes.Compare(tables[start].Smallest.UserKey, ptr.UserKey) <= 0 {
@@ -128,7 +147,7 @@ func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 		if t.IsCompacting() {
 			continue
 		}
-		c := &compaction{startLevel: best, outputLevel: best + 1, reason: "level size"}
+		c := &compaction{startLevel: level, outputLevel: level + 1, reason: "level size"}
 		c.inputs[0] = []*manifest.TableMeta{t}
 		if c := d.finishPick(v, c); c != nil {
 			return c

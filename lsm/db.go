@@ -72,6 +72,7 @@ type DB struct {
 		coverage coverageState
 
 		flushing         bool // a flush job runs
+		ingesting        bool // an Ingest holds off compactions
 		compactions      int  // compaction jobs running
 		manualCompacting bool
 		// bgErr is a sticky failure of a WAL, flush or manifest write:

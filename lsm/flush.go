@@ -83,13 +83,12 @@ func (d *DB) flushLoop() {
 // immutable memtables and its WAL from the live ones.
 func (d *DB) flushMemTable(m *memTable) error {
 	start := time.Now()
+	// Every batch of the memtable must be applied and visible: the flush
+	// drops versions shadowed by newer ones, which must not happen while
+	// the newer one is still invisible to readers.
 	m.waitForWriters()
-	if m.wal != nil {
-		// Every batch of the WAL is applied; closing syncs whatever an
-		// unsynced write left in it (it is about to become obsolete).
-		if err := m.wal.Close(); err != nil {
-			return errors.Wrap(err, "lsm: closing WAL")
-		}
+	if err := d.waitPublished(base.SeqNum(m.maxSeq.Load())); err != nil {
+		return err
 	}
 	meta, err := d.writeL0Table(m)
 	if err != nil {
@@ -112,7 +111,7 @@ func (d *DB) flushMemTable(m *memTable) error {
 	} else {
 		edit.LogNumber = d.mu.mem.walNum
 	}
-	edit.LastSeqNum = base.SeqNum(d.visibleSeq.Load())
+	edit.LastSeqNum = max(base.SeqNum(d.visibleSeq.Load()), base.SeqNum(m.maxSeq.Load()))
 	if err := d.mu.versions.LogAndApply(edit); err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 )
 
 // Ingest adds tables written with CreateTable to the DB, moving the files
-// into the DB's directory. The tables must not overlap one another. Their
+// into the DB's directory (hard links, the originals removed once the
+// change is durable; a failed Ingest leaves them in place). The tables must not overlap one another. Their
 // keys become visible atomically and override older values.
 //
 // A table whose key range overlaps nothing in the DB (the index rebuild
@@ -45,6 +46,9 @@ func (d *DB) Ingest(paths []string) error {
 		if props.LargestSeqNum != 0 {
 			return errors.Newf("lsm: ingest %s: a table to ingest must be written by CreateTable (sequence numbers 0), not taken from a DB", p)
 		}
+		if props.RangeDeletions > 0 {
+			return errors.Newf("lsm: ingest %s: tables to ingest hold no range deletions", p)
+		}
 		if props.Entries == 0 {
 			continue
 		}
@@ -61,9 +65,17 @@ func (d *DB) Ingest(paths []string) error {
 	}
 
 	// Hold the commit lock: no write may slip between the overlap check
-	// and the installation.
+	// and the installation. Batches that took their sequence numbers
+	// before must be visible first, or one could land in the memtable,
+	// above the ingested table, after the overlap check.
 	d.commitMu.Lock()
 	defer d.commitMu.Unlock()
+	d.mu.Lock()
+	nextSeq := d.mu.nextSeq
+	d.mu.Unlock()
+	if err := d.waitPublished(nextSeq - 1); err != nil {
+		return err
+	}
 	d.mu.Lock()
 	if err := d.checkOpenLocked("Ingest"); err != nil {
 		d.mu.Unlock()
@@ -84,64 +96,121 @@ func (d *DB) Ingest(paths []string) error {
 		}
 	}
 
+	// No compaction may run meanwhile: one writing into the last level
+	// could produce a table spanning the gap an ingested table goes into.
 	d.mu.Lock()
+	d.mu.ingesting = true
+	for d.mu.compactions > 0 && !d.mu.closed {
+		d.mu.cond.Wait()
+	}
+	defer func() {
+		d.mu.Lock()
+		d.mu.ingesting = false
+		d.maybeScheduleCompactionLocked()
+		d.mu.cond.Broadcast()
+		d.mu.Unlock()
+	}()
+	if err := d.checkOpenLocked("Ingest"); err != nil {
+		d.mu.Unlock()
+		return err
+	}
 	v := d.mu.versions.Current()
 	defer v.Unref()
-	firstSeq := d.mu.nextSeq
+	// With a snapshot open, a table kept at sequence number 0 would be
+	// visible to it: rewrite everything newer instead.
+	snapshots := len(d.mu.snapshots) > 0
+	d.mu.Unlock()
+
 	edit := &manifest.VersionEdit{}
-	var moved []string
+	type moved struct{ from, to string }
+	var movedFiles []moved
+	var rewritten []*manifest.TableMeta
+	var sources []string
+	var firstSeq, lastSeq base.SeqNum
+	fail := func(err error) error {
+		for _, m := range movedFiles {
+			d.removeFile(m.to)
+		}
+		for _, t := range rewritten {
+			d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum))
+		}
+		if lastSeq >= firstSeq && firstSeq > 0 {
+			_ = d.publish(firstSeq, lastSeq) // nothing holds these sequence numbers
+		}
+		return err
+	}
 	for _, t := range tables {
-		overlaps := false
+		overlaps := snapshots
 		for level := 0; level < manifest.NumLevels && !overlaps; level++ {
 			overlaps = len(v.Overlaps(level, t.smallest, t.largest, true)) > 0
 		}
-		fileNum := d.mu.versions.NextFileNum()
-		dst := manifest.FilePath(d.dir, manifest.FileKindTable, fileNum)
-		level := d.opts.NumLevels - 1
-		var meta *manifest.TableMeta
-		var err error
 		if !overlaps {
-			if err = d.fs.Rename(t.path, dst); err != nil {
-				return errors.Wrapf(err, "lsm: ingest: moving %s into the DB", t.path)
-			}
-			moved = append(moved, dst)
-			meta, err = d.tableMetaOf(fileNum, dst, t.props)
-		} else {
-			// Rewrite with a sequence number above everything in the DB.
-			seq := d.mu.nextSeq
-			d.mu.nextSeq++
-			meta, err = d.rewriteIngested(t.path, seq)
-			level = 0
-		}
-		if err != nil {
+			d.mu.Lock()
+			fileNum := d.mu.versions.NextFileNum()
 			d.mu.Unlock()
-			return err
+			dst := manifest.FilePath(d.dir, manifest.FileKindTable, fileNum)
+			// A hard link: the caller's file stays until the edit is
+			// durable, so a failed Ingest can be retried.
+			if err := d.fs.Link(t.path, dst); err != nil {
+				return fail(errors.Wrapf(err, "lsm: ingest: linking %s into the DB", t.path))
+			}
+			movedFiles = append(movedFiles, moved{from: t.path, to: dst})
+			sources = append(sources, t.path)
+			meta, err := d.tableMetaOf(fileNum, dst, t.props)
+			if err != nil {
+				return fail(err)
+			}
+			edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: d.opts.NumLevels - 1, Meta: meta})
+			continue
 		}
-		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: level, Meta: meta})
-	}
-	lastSeq := d.mu.nextSeq - 1
-	err := d.syncDir()
-	if err == nil {
-		if lastSeq >= firstSeq {
-			edit.LastSeqNum = lastSeq
+		// Rewrite with a sequence number above everything in the DB.
+		d.mu.Lock()
+		seq := d.mu.nextSeq
+		d.mu.nextSeq++
+		d.mu.Unlock()
+		if firstSeq == 0 {
+			firstSeq = seq
 		}
-		err = d.mu.versions.LogAndApply(edit)
+		lastSeq = seq
+		meta, err := d.rewriteIngested(t.path, seq)
+		if err != nil {
+			return fail(err)
+		}
+		rewritten = append(rewritten, meta)
+		sources = append(sources, t.path)
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: meta})
 	}
+	if err := d.syncDir(); err != nil {
+		return fail(err)
+	}
+	if lastSeq > 0 {
+		edit.LastSeqNum = lastSeq
+	}
+	d.mu.Lock()
+	err := d.mu.versions.LogAndApply(edit)
 	if err == nil {
 		d.updateReadStateLocked()
-		d.maybeScheduleCompactionLocked()
 	}
 	d.mu.Unlock()
-	if lastSeq >= firstSeq {
-		// The rewritten tables' entries become visible in commit order.
-		if perr := d.publish(firstSeq, lastSeq); err == nil {
-			err = perr
-		}
-	}
 	if err != nil {
+		// The edit may be durable: keep its files (the next open removes
+		// them if they are not live), but make the sequence numbers pass.
+		if lastSeq > 0 {
+			_ = d.publish(firstSeq, lastSeq)
+		}
+		d.fail(err)
 		return err
 	}
-	d.opts.Logger.Info("lsm: ingested tables", "tables", len(tables), "moved", len(moved))
+	if lastSeq > 0 {
+		// The rewritten tables' entries become visible in commit order.
+		if err := d.publish(firstSeq, lastSeq); err != nil {
+			return err
+		}
+	}
+	for _, p := range sources {
+		_ = d.fs.Remove(p)
+	}
+	d.opts.Logger.Info("lsm: ingested tables", "tables", len(tables), "moved", len(movedFiles), "rewritten", len(rewritten))
 	return nil
 }
 
@@ -219,10 +288,5 @@ func (d *DB) rewriteIngested(path string, seq base.SeqNum) (*manifest.TableMeta,
 		out.abort()
 		return nil, err
 	}
-	meta, err := out.finish()
-	if err != nil {
-		return nil, err
-	}
-	_ = d.fs.Remove(path)
-	return meta, nil
+	return out.finish()
 }

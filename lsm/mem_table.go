@@ -7,7 +7,6 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
-	"github.com/bookie-index/bookie-index/lsm/internal/wal"
 )
 
 // memTable is a memtable with what the DB tracks about it: the WAL that
@@ -16,8 +15,6 @@ import (
 type memTable struct {
 	mt     *memtable.Memtable
 	walNum uint64
-	// wal is set when the memtable becomes immutable; the flush closes it.
-	wal *wal.Writer
 
 	// budget is the charge the memtable accepts; charged what batches
 	// have reserved so far (guarded by the DB's commitMu).

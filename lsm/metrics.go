@@ -18,7 +18,6 @@ type dbMetrics struct {
 	flushes, flushBytes                 atomic.Int64
 	compactions, compactionBytesIn      atomic.Int64
 	compactionBytesOut, trivialMoves    atomic.Int64
-	deleteOnlyCompactions               atomic.Int64
 	filesDeleted                        atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
@@ -69,12 +68,11 @@ type Metrics struct {
 	ImmutableFlushes int64 // completed flushes
 	FlushBytes       int64
 
-	Compactions           int64
-	CompactionBytesIn     int64
-	CompactionBytesOut    int64
-	TrivialMoves          int64
-	DeleteOnlyCompactions int64
-	CompactionsRunning    int
+	Compactions        int64
+	CompactionBytesIn  int64
+	CompactionBytesOut int64
+	TrivialMoves       int64
+	CompactionsRunning int
 	// WriteAmplification is (flush + compaction bytes written) / flush
 	// bytes.
 	WriteAmplification float64
@@ -124,7 +122,7 @@ func (d *DB) Metrics() Metrics {
 	c := &d.metrics
 	m.ImmutableFlushes, m.FlushBytes = c.flushes.Load(), c.flushBytes.Load()
 	m.Compactions, m.CompactionBytesIn, m.CompactionBytesOut = c.compactions.Load(), c.compactionBytesIn.Load(), c.compactionBytesOut.Load()
-	m.TrivialMoves, m.DeleteOnlyCompactions = c.trivialMoves.Load(), c.deleteOnlyCompactions.Load()
+	m.TrivialMoves = c.trivialMoves.Load()
 	if m.FlushBytes > 0 {
 		m.WriteAmplification = float64(m.FlushBytes+m.CompactionBytesOut) / float64(m.FlushBytes)
 	}

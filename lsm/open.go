@@ -105,9 +105,17 @@ func (d *DB) open() error {
 	maxSeq := vs.LastSeqNum()
 	var recovered []*memTable
 	mem := d.newMemTable(d.opts.WriteBufferSize, 0)
-	for _, num := range wals {
-		if mem, maxSeq, err = d.replayWAL(num, mem, &recovered, maxSeq); err != nil {
+	for i, num := range wals {
+		var torn bool
+		if mem, maxSeq, torn, err = d.replayWAL(num, mem, &recovered, maxSeq); err != nil {
 			return err
+		}
+		if torn && i < len(wals)-1 {
+			// A WAL is synced in full before the next one takes a write, so
+			// only the newest can have a torn tail; replaying on would
+			// recover later batches without earlier ones.
+			return base.CorruptionErrorf("lsm: WAL %s ends in a torn record but is followed by newer WALs",
+				manifest.FilePath(d.dir, manifest.FileKindLog, num))
 		}
 	}
 	if !mem.empty() {
@@ -166,16 +174,16 @@ func (d *DB) open() error {
 // replayWAL applies WAL num's batches to mem, moving full memtables to
 // recovered, and returns the memtable to continue with and the largest
 // sequence number seen.
-func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq base.SeqNum) (*memTable, base.SeqNum, error) {
+func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq base.SeqNum) (_ *memTable, _ base.SeqNum, torn bool, _ error) {
 	path := manifest.FilePath(d.dir, manifest.FileKindLog, num)
 	f, err := d.fs.Open(path)
 	if err != nil {
-		return nil, 0, errors.Wrapf(err, "lsm: opening WAL %s", path)
+		return nil, 0, false, errors.Wrapf(err, "lsm: opening WAL %s", path)
 	}
 	defer f.Close()
 	size, err := f.Size()
 	if err != nil {
-		return nil, 0, errors.Wrapf(err, "lsm: WAL %s", path)
+		return nil, 0, false, errors.Wrapf(err, "lsm: WAL %s", path)
 	}
 	r := record.NewReader(io.NewSectionReader(f, 0, size))
 	for {
@@ -184,11 +192,11 @@ func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq
 			break
 		}
 		if err != nil {
-			return nil, 0, errors.Wrapf(err, "lsm: replaying WAL %s", path)
+			return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
 		}
 		br, err := batch.Decode(rec)
 		if err != nil {
-			return nil, 0, errors.Wrapf(err, "lsm: replaying WAL %s", path)
+			return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
 		}
 		size := int64(len(rec)) + int64(br.Count())*memEntryOverhead
 		if mem.charged+size > mem.budget && mem.charged > 0 {
@@ -202,13 +210,13 @@ func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq
 		for {
 			kind, key, value, ok, err := br.Next()
 			if err != nil {
-				return nil, 0, errors.Wrapf(err, "lsm: replaying WAL %s", path)
+				return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
 			}
 			if !ok {
 				break
 			}
 			if err := mem.add(seq, kind, key, value); err != nil {
-				return nil, 0, errors.Wrapf(err, "lsm: replaying WAL %s", path)
+				return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
 			}
 			if seq > maxSeq {
 				maxSeq = seq
@@ -220,7 +228,7 @@ func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq
 		d.opts.Logger.Warn("lsm: dropped the torn tail of a WAL (writes never acknowledged as synced)",
 			"wal", path, "validBytes", r.TornTailOffset())
 	}
-	return mem, maxSeq, nil
+	return mem, maxSeq, r.TornTail(), nil
 }
 
 // deleteObsoleteFiles removes obsolete tables and WALs; at open, also

@@ -25,6 +25,7 @@ type tableCache struct {
 
 	mu     sync.RWMutex
 	tables map[uint64]*tableHandle
+	closed bool // set by close: no table opens afterwards
 }
 
 // tableHandle is an open table: its reader and its range tombstones.
@@ -46,6 +47,10 @@ func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 	c.mu.RUnlock()
 	if h == nil {
 		c.mu.Lock()
+		if c.closed {
+			c.mu.Unlock()
+			return nil, errors.Wrap(ErrClosed, "lsm: table cache")
+		}
 		if h = c.tables[fileNum]; h == nil {
 			h = &tableHandle{}
 			c.tables[fileNum] = h
@@ -104,6 +109,7 @@ func (c *tableCache) close() {
 	c.mu.Lock()
 	tables := c.tables
 	c.tables = map[uint64]*tableHandle{}
+	c.closed = true
 	c.mu.Unlock()
 	for _, h := range tables {
 		h.once.Do(func() { h.err = ErrClosed })

@@ -33,6 +33,7 @@ const usage = `usage: bookie-index <command> [arguments]
 commands:
   serve    run the entry location index service (--conf FILE, or the embedded default)
   compact  fully compact every directory's entry location index, offline (--conf FILE)
+  bench    the entry-location benchmark (BENCHMARK.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only: db props|get|floor|scan|check
 
@@ -57,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runCompact(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
+	case "bench":
+		err = runBench(args[1:], stdout, stderr)
 	case "db":
 		err = runDB(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -31,12 +31,13 @@ const (
 	OpSync
 	OpClose
 	OpSize
+	OpLink
 	numOpKinds
 )
 
 var opKindNames = [numOpKinds]string{
 	"create", "open", "open-dir", "remove", "remove-all", "rename", "mkdir-all",
-	"list", "stat", "lock", "read", "write", "sync", "close", "size",
+	"list", "stat", "lock", "read", "write", "sync", "close", "size", "link",
 }
 
 // String returns the kind's name as it appears in injected errors.
@@ -53,13 +54,13 @@ type Op struct {
 	// Path is the name the operation was called with; for File operations,
 	// the name the file was opened with; for Rename, the old name.
 	Path string
-	// NewPath is the new name of a Rename, and empty for every other kind.
+	// NewPath is the new name of a Rename or Link, and empty for every other kind.
 	NewPath string
 }
 
 // String names the operation and its path(s), as injected errors do.
 func (op Op) String() string {
-	if op.Kind == OpRename {
+	if op.NewPath != "" {
 		return fmt.Sprintf("%s %q -> %q", op.Kind, op.Path, op.NewPath)
 	}
 	return fmt.Sprintf("%s %q", op.Kind, op.Path)
@@ -247,6 +248,14 @@ func (fs *ErrorFS) Rename(oldname, newname string) error {
 }
 
 // MkdirAll implements FS.
+// Link implements FS.
+func (fs *ErrorFS) Link(oldname, newname string) error {
+	if err := fs.check(Op{Kind: OpLink, Path: oldname, NewPath: newname}); err != nil {
+		return err
+	}
+	return fs.inner.Link(oldname, newname)
+}
+
 func (fs *ErrorFS) MkdirAll(dir string, perm os.FileMode) error {
 	if err := fs.check(Op{Kind: OpMkdirAll, Path: dir}); err != nil {
 		return err

@@ -59,6 +59,7 @@ func TestErrorFSEachOp(t *testing.T) {
 		OpRemove:    {"d/f", fsOp(func(fs FS) error { return fs.Remove("d/f") })},
 		OpRemoveAll: {"d", fsOp(func(fs FS) error { return fs.RemoveAll("d") })},
 		OpRename:    {"d/g", fsOp(func(fs FS) error { return fs.Rename("d/f", "d/g") })},
+		OpLink:      {"d/g", fsOp(func(fs FS) error { return fs.Link("d/f", "d/g") })},
 		OpMkdirAll:  {"e/e", fsOp(func(fs FS) error { return fs.MkdirAll("e/e", 0o755) })},
 		OpList:      {"d", fsOp(func(fs FS) error { _, err := fs.List("d"); return err })},
 		OpStat:      {"d/f", fsOp(func(fs FS) error { _, err := fs.Stat("d/f"); return err })},

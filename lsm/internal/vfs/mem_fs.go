@@ -242,6 +242,35 @@ func (fs *MemFS) Rename(oldname, newname string) error {
 	return nil
 }
 
+// Link makes newname a second name of the file oldname.
+func (fs *MemFS) Link(oldname, newname string) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	oldDir, oldBase, err := fs.lookupParentLocked(oldname)
+	if err == nil {
+		var newDir *memNode
+		var newBase string
+		newDir, newBase, err = fs.lookupParentLocked(newname)
+		if err == nil {
+			n, ok := oldDir.entries[oldBase]
+			switch {
+			case !ok:
+				err = syscall.ENOENT
+			case n.isDir:
+				err = syscall.EPERM
+			case newDir.entries[newBase] != nil:
+				err = syscall.EEXIST
+			default:
+				newDir.entries[newBase] = n
+			}
+		}
+	}
+	if err != nil {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: err}
+	}
+	return nil
+}
+
 func (fs *MemFS) renameLocked(oldname, newname string) error {
 	// Resolve both parents before either last component, as Linux does, so
 	// that the same error comes back as from os.Rename.

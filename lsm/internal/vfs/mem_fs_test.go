@@ -631,3 +631,33 @@ func BenchmarkMemAppendSync(b *testing.B) {
 		}
 	}
 }
+
+func TestLink(t *testing.T) {
+	for name, fs := range map[string]FS{"mem": NewMem(), "os": Default} {
+		t.Run(name, func(t *testing.T) {
+			dir := "linkdir"
+			if name == "os" {
+				dir = filepath.Join(t.TempDir(), "linkdir")
+			}
+			require.NoError(t, fs.MkdirAll(dir, 0o755))
+			a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+			f, err := fs.Create(a)
+			require.NoError(t, err)
+			_, err = f.Write([]byte("hello"))
+			require.NoError(t, err)
+			require.NoError(t, f.Sync())
+			require.NoError(t, f.Close())
+			require.NoError(t, fs.Link(a, b))
+			require.Error(t, fs.Link(a, b), "the new name must not exist")
+			require.Error(t, fs.Link(filepath.Join(dir, "missing"), filepath.Join(dir, "c")))
+			require.NoError(t, fs.Remove(a))
+			g, err := fs.Open(b)
+			require.NoError(t, err)
+			buf := make([]byte, 5)
+			_, err = g.ReadAt(buf, 0)
+			require.NoError(t, err)
+			require.Equal(t, "hello", string(buf))
+			require.NoError(t, g.Close())
+		})
+	}
+}

@@ -51,6 +51,7 @@ func (osFS) OpenDir(name string) (File, error) {
 func (osFS) Remove(name string) error                    { return os.Remove(name) }
 func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
 func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
+func (osFS) Link(oldname, newname string) error          { return os.Link(oldname, newname) }
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
 func (osFS) Stat(name string) (os.FileInfo, error)       { return os.Stat(name) }
 

@@ -39,6 +39,10 @@ type FS interface {
 	RemoveAll(name string) error
 	// Rename atomically replaces newname with oldname.
 	Rename(oldname, newname string) error
+	// Link makes newname a second name (a hard link) of the file oldname;
+	// newname must not exist. Like a creation, it is durable once the
+	// directory is synced.
+	Link(oldname, newname string) error
 	// MkdirAll creates a directory and its parents.
 	MkdirAll(dir string, perm os.FileMode) error
 	// List returns the names (not paths) of the entries of dir, sorted.

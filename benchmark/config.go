@@ -1,0 +1,185 @@
+package benchmark
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Config is the workload and run settings (the bench command's flags).
+type Config struct {
+	Dir         string
+	Keep        bool
+	UseExisting bool
+
+	Ledgers, Entries, FlushEntries int64
+
+	Layout         string // partitioned or full
+	CommonPrefix   bool
+	BlockSize      int
+	BloomBits      int
+	Compression    string
+	TargetFileSize int64 // 0: 64 MiB scaled to the key count
+	WriteBuffer    int64
+
+	CacheSizes []int64
+	Threads    int
+	Warmup     time.Duration
+	Duration   time.Duration
+	Phases     []string
+	// DeleteFraction of the ledgers the delete phase deletes.
+	DeleteFraction float64
+	JSON           bool
+}
+
+// RegisterFlags defines the bench flags on fs, writing into c.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Dir, "dir", "", "directory for the databases (default: a temporary directory)")
+	fs.BoolVar(&c.Keep, "keep", false, "keep the databases after the run")
+	fs.BoolVar(&c.UseExisting, "use-existing", false, "skip the load phase and use the databases in --dir")
+	fs.Int64Var(&c.Ledgers, "ledgers", 1000, "ledgers")
+	fs.Int64Var(&c.Entries, "entries", 50000, "entries per ledger")
+	fs.Int64Var(&c.FlushEntries, "flush-entries", 1000, "entries per ledger in each flush batch")
+	fs.StringVar(&c.Layout, "layout", "partitioned", "table layout: partitioned (index and filter partitions) or full (one filter, one-level index)")
+	fs.Func("common-prefix", "store each block's common key prefix once: on or off (default on)", func(s string) error {
+		switch s {
+		case "on", "true":
+			c.CommonPrefix = true
+		case "off", "false":
+			c.CommonPrefix = false
+		default:
+			return errors.Newf("must be on or off, not %q", s)
+		}
+		return nil
+	})
+	c.CommonPrefix = true
+	fs.IntVar(&c.BlockSize, "block-size", 65536, "data block size")
+	fs.IntVar(&c.BloomBits, "bloom-bits", 10, "Bloom filter bits per key")
+	fs.StringVar(&c.Compression, "compression", "lz4", "block compression: none or lz4")
+	fs.Func("target-file-size", "table size (default 64MiB scaled to the key count, at least 2MiB)", func(s string) error {
+		v, err := ParseSize(s)
+		c.TargetFileSize = v
+		return err
+	})
+	fs.Func("write-buffer", "memtable size (default 64MiB)", func(s string) error {
+		v, err := ParseSize(s)
+		c.WriteBuffer = v
+		return err
+	})
+	c.CacheSizes = []int64{64 << 20, 256 << 20, 1 << 30}
+	fs.Func("cache", "block cache sizes, comma separated (default 64MiB,256MiB,1GiB)", func(s string) error {
+		c.CacheSizes = nil
+		for _, part := range strings.Split(s, ",") {
+			v, err := ParseSize(part)
+			if err != nil {
+				return err
+			}
+			c.CacheSizes = append(c.CacheSizes, v)
+		}
+		return nil
+	})
+	fs.IntVar(&c.Threads, "threads", 4, "reader goroutines")
+	fs.DurationVar(&c.Warmup, "warmup", 5*time.Second, "warm-up before each measured phase")
+	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured time of each phase")
+	c.Phases = []string{"load", "get", "floor"}
+	fs.Func("phases", "phases to run: load,get,floor,miss,delete,mixed (default load,get,floor)", func(s string) error {
+		c.Phases = strings.Split(s, ",")
+		return nil
+	})
+	fs.Float64Var(&c.DeleteFraction, "delete-fraction", 0.2, "fraction of the ledgers the delete phase deletes")
+	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row")
+}
+
+// Validate checks the settings.
+func (c *Config) Validate() error {
+	known := map[string]bool{"load": true, "get": true, "floor": true, "miss": true, "delete": true, "mixed": true}
+	for _, p := range c.Phases {
+		if !known[p] {
+			return errors.Newf("unknown phase %q (accepted: load, get, floor, miss, delete, mixed)", p)
+		}
+	}
+	switch {
+	case c.Ledgers <= 0 || c.Entries <= 0 || c.FlushEntries <= 0:
+		return errors.New("--ledgers, --entries and --flush-entries must be positive")
+	case c.Threads <= 0:
+		return errors.New("--threads must be positive")
+	case c.Layout != "partitioned" && c.Layout != "full":
+		return errors.Newf("--layout %q: accepted partitioned, full", c.Layout)
+	case c.Compression != "none" && c.Compression != "lz4":
+		return errors.Newf("--compression %q: accepted none, lz4", c.Compression)
+	case len(c.CacheSizes) == 0:
+		return errors.New("--cache needs at least one size")
+	case c.UseExisting && c.Dir == "":
+		return errors.New("--use-existing needs --dir")
+	case c.DeleteFraction <= 0 || c.DeleteFraction >= 1:
+		return errors.New("--delete-fraction must be in (0, 1)")
+	}
+	return nil
+}
+
+// Keys returns the number of keys the load writes.
+func (c *Config) Keys() int64 { return c.Ledgers * c.Entries }
+
+// EffectiveTargetFileSize is the table size: as set, or 64 MiB for 50M
+// keys scaled to the key count (at least 2 MiB), so that a scaled run has
+// as many tables per level as the full one.
+func (c *Config) EffectiveTargetFileSize() int64 {
+	if c.TargetFileSize > 0 {
+		return c.TargetFileSize
+	}
+	return max(2<<20, int64(float64(64<<20)*float64(c.Keys())/50e6))
+}
+
+// EffectiveWriteBuffer is the memtable size: as set, or 64 MiB.
+func (c *Config) EffectiveWriteBuffer() int64 {
+	if c.WriteBuffer > 0 {
+		return c.WriteBuffer
+	}
+	return 64 << 20
+}
+
+func (c *Config) has(phase string) bool {
+	for _, p := range c.Phases {
+		if p == phase {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseSize parses sizes like 64MiB, 1GiB, 512KiB, 4096.
+func ParseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v < 0 {
+		return 0, errors.Newf("%q is not a size (e.g. 64MiB)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// FormatSize prints a size as the flags spell it.
+func FormatSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}

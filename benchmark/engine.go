@@ -1,0 +1,62 @@
+package benchmark
+
+// Entry is one entry location.
+type Entry struct {
+	Ledger, EntryID, Location int64
+}
+
+// OpStats are an engine's per-operation counters, cumulative per Reader.
+// Engines that cannot split block reads by kind report them as data reads.
+type OpStats struct {
+	FilterReads, IndexReads, DataReads, BytesRead, CacheHits int64
+}
+
+// Tiers are bytes per table tier (uncompressed).
+type Tiers struct {
+	Data      int64 `json:"data"`
+	Index     int64 `json:"index"`
+	TopIndex  int64 `json:"top_index"`
+	Filter    int64 `json:"filter"`
+	TopFilter int64 `json:"top_filter"`
+}
+
+// Storage describes what an engine has on disk.
+type Storage struct {
+	TablesPerLevel      []int
+	TableBytes          int64
+	BytesByTier         Tiers
+	MaxFilterBlockBytes int64
+}
+
+// Engine is a store under test.
+type Engine interface {
+	// Name is the engine's name in the output ("bookie-index", "pebble").
+	Name() string
+	// Open opens (creating if needed) the store in dir with a block cache
+	// of cacheBytes.
+	Open(dir string, cacheBytes int64) error
+	// WriteBatch writes entries, sorted by (ledger, entry), as one synced
+	// batch.
+	WriteBatch(entries []Entry) error
+	// Settle waits until background compactions are done.
+	Settle() error
+	// Storage reports tables and bytes.
+	Storage() (Storage, error)
+	// NewReader returns a reader for one goroutine.
+	NewReader() Reader
+	// DeleteLedgers deletes ledgers and purges their locations as
+	// BookKeeper's GC does.
+	DeleteLedgers(ledgers []int64) error
+	// Close closes the store.
+	Close() error
+}
+
+// Reader does lookups for one goroutine and counts their work.
+type Reader interface {
+	// Get looks up one entry's location.
+	Get(ledger, entryID int64) (found bool, err error)
+	// Floor finds the last entry of a ledger.
+	Floor(ledger int64) (found bool, err error)
+	// Stats returns the counters so far.
+	Stats() OpStats
+}

@@ -1,0 +1,101 @@
+package benchmark
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// LoadRow is the load phase's result.
+type LoadRow struct {
+	Engine              string  `json:"engine"`
+	Phase               string  `json:"phase"`
+	Layout              string  `json:"layout"`
+	Keys                int64   `json:"keys"`
+	WriteKeysPerSec     float64 `json:"write_keys_per_sec"`
+	TotalKeysPerSec     float64 `json:"total_keys_per_sec"`
+	WriteSeconds        float64 `json:"write_seconds"`
+	SettleSeconds       float64 `json:"settle_seconds"`
+	TableBytes          int64   `json:"table_bytes"`
+	BytesPerKey         float64 `json:"bytes_per_key"`
+	TablesPerLevel      []int   `json:"tables_per_level"`
+	BytesByTier         Tiers   `json:"bytes_by_tier"`
+	MaxFilterBlockBytes int64   `json:"max_filter_block_bytes"`
+	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+}
+
+// OpRow is the result of a get, floor or miss phase at one cache size.
+type OpRow struct {
+	Engine           string  `json:"engine"`
+	Phase            string  `json:"phase"`
+	Layout           string  `json:"layout"`
+	CacheBytes       int64   `json:"cache_bytes"`
+	ShardBytes       int64   `json:"shard_bytes"`
+	Threads          int     `json:"threads"`
+	Ops              int64   `json:"ops"`
+	OpsPerSec        float64 `json:"ops_per_sec"`
+	FoundFraction    float64 `json:"found_fraction"`
+	FilterReadsPerOp float64 `json:"filter_reads_per_op"`
+	IndexReadsPerOp  float64 `json:"index_reads_per_op"`
+	DataReadsPerOp   float64 `json:"data_reads_per_op"`
+	BytesReadPerOp   float64 `json:"bytes_read_per_op"`
+	CacheHitsPerOp   float64 `json:"cache_hits_per_op"`
+	CPUMicrosPerOp   float64 `json:"cpu_us_per_op"`
+	GCCPUFraction    float64 `json:"gc_cpu_fraction"`
+	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	// Extra, phase-specific numbers (delete and mixed phases).
+	Extra map[string]float64 `json:"extra,omitempty"`
+}
+
+type reporter struct {
+	w       io.Writer
+	json    bool
+	lastHdr string
+}
+
+func (r *reporter) emit(row interface{}) {
+	if r.json {
+		b, _ := json.Marshal(row)
+		fmt.Fprintln(r.w, string(b))
+		return
+	}
+	switch row := row.(type) {
+	case LoadRow:
+		fmt.Fprintf(r.w, "\nload (%s, %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs)\n",
+			row.Engine, row.Layout, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds)
+		fmt.Fprintf(r.w, "  tables per level %v, %d table bytes (%.2f bytes/key), peak RSS %s\n",
+			row.TablesPerLevel, row.TableBytes, row.BytesPerKey, formatMiB(row.PeakRSSBytes))
+		fmt.Fprintf(r.w, "  bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",
+			row.BytesByTier.Data, row.BytesByTier.Index, row.BytesByTier.TopIndex, row.BytesByTier.Filter, row.BytesByTier.TopFilter, row.MaxFilterBlockBytes)
+	case OpRow:
+		if row.Phase == "delete" {
+			x := row.Extra
+			fmt.Fprintf(r.w, "\ndelete (%s, %s): %.0f ledgers deleted and purged in %.3fs; floor lookups: %.0f/s on deleted ledgers (found %.3f), %.0f/s on live ones (found %.3f)\n",
+				row.Engine, row.Layout, x["deleted_ledgers"], x["delete_seconds"], x["floor_deleted_per_sec"], x["floor_deleted_found"], row.OpsPerSec, row.FoundFraction)
+			fmt.Fprintf(r.w, "  table bytes %.0f -> %.0f after %.1fs of background compaction: %.1f%% given back (%.1f%% of the ledgers were deleted)\n",
+				x["table_bytes_before"], x["table_bytes_after"], x["settle_seconds"], 100*x["reclaimed_fraction"], 100*x["expected_deleted_fraction"])
+			return
+		}
+		hdr := row.Engine + "/" + row.Phase + "/" + row.Layout
+		if hdr != r.lastHdr {
+			r.lastHdr = hdr
+			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads)\n", row.Phase, row.Engine, row.Layout, row.Threads)
+			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %7s %11s %8s %10s %6s %9s\n",
+				"cache (shard)", "ops/s", "found", "filter/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS")
+		}
+		fmt.Fprintf(r.w, "%-18s %10.0f %7.3f %9.3f %8.3f %7.3f %11.0f %8.3f %10.2f %6.1f %9s",
+			FormatSize(row.CacheBytes)+" ("+FormatSize(row.ShardBytes)+")", row.OpsPerSec, row.FoundFraction, row.FilterReadsPerOp,
+			row.IndexReadsPerOp, row.DataReadsPerOp, row.BytesReadPerOp, row.CacheHitsPerOp, row.CPUMicrosPerOp, 100*row.GCCPUFraction, formatMiB(row.PeakRSSBytes))
+		var extras []string
+		for k, v := range row.Extra {
+			extras = append(extras, fmt.Sprintf("%s=%.4g", k, v))
+		}
+		if len(extras) > 0 {
+			fmt.Fprintf(r.w, "  %s", strings.Join(extras, " "))
+		}
+		fmt.Fprintln(r.w)
+	}
+}
+
+func formatMiB(n int64) string { return fmt.Sprintf("%.0fMiB", float64(n)/(1<<20)) }

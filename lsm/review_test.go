@@ -1,0 +1,566 @@
+package lsm
+
+// Tests written during the review of the engine's core. Each one shows a bug
+// that exists today: it fails until the bug is fixed. Some drive internal
+// steps (an Apply stopped between its phases, a compaction picked by hand)
+// to reproduce deterministically an interleaving that concurrency or timing
+// produces in production.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+// inFlightApply is an Apply stopped between its phases, as a committer
+// that the scheduler deschedules would leave it: beginApply takes the
+// sequence numbers and enqueues the batch on the WAL (the part under
+// commitMu); apply inserts it into the memtable; publish makes it visible.
+type inFlightApply struct {
+	d     *DB
+	b     *Batch
+	mem   *memTable
+	w     *wal.Writer
+	n     uint64
+	first base.SeqNum
+}
+
+func beginApply(t *testing.T, d *DB, b *Batch) *inFlightApply {
+	t.Helper()
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	mem, w, err := d.makeRoomForWrite(batchMemSize(&b.b))
+	require.NoError(t, err)
+	a := &inFlightApply{d: d, b: b, mem: mem, w: w, first: d.mu.nextSeq}
+	d.mu.nextSeq += base.SeqNum(b.Count())
+	b.b.SetSeqNum(a.first)
+	a.n, err = w.Enqueue(b.b.Repr())
+	require.NoError(t, err)
+	mem.reserve()
+	return a
+}
+
+func (a *inFlightApply) apply(t *testing.T) {
+	t.Helper()
+	require.NoError(t, a.w.Wait(a.n, true))
+	require.NoError(t, a.d.applyToMemTable(a.mem, &a.b.b))
+	a.mem.release()
+}
+
+func (a *inFlightApply) publish(t *testing.T) {
+	t.Helper()
+	require.NoError(t, a.d.publish(a.first, a.first+base.SeqNum(a.b.Count())-1))
+}
+
+// writeTableOn writes a table of sequence-number-0 sets (as CreateTable
+// does) on fs, which CreateTable cannot target.
+func writeTableOn(t *testing.T, fs FS, path string, kvs ...string) {
+	t.Helper()
+	f, err := fs.Create(path)
+	require.NoError(t, err)
+	w, err := sstable.NewWriter(f, path, sstable.WriterOptions{})
+	require.NoError(t, err)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		require.NoError(t, w.Add(base.MakeInternalKey([]byte(kvs[i]), 0, base.KindSet), []byte(kvs[i+1])))
+	}
+	_, err = w.Close()
+	require.NoError(t, err)
+}
+
+func reviewSet(t *testing.T, d *DB, key, value string) {
+	t.Helper()
+	var b Batch
+	b.Set([]byte(key), []byte(value))
+	require.NoError(t, d.Apply(&b, NoSync))
+}
+
+func reviewGet(t *testing.T, d *DB, key string, ro *ReadOptions) string {
+	t.Helper()
+	v, err := d.GetAppend(nil, []byte(key), ro)
+	if errors.Is(err, ErrNotFound) {
+		return "<not found>"
+	}
+	require.NoError(t, err)
+	return string(v)
+}
+
+// waitUntil polls cond for up to 5 s.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// noCompactions keeps L0 from compacting on its own.
+func noCompactions(o *Options) *Options {
+	o.Level0FileNumCompactionTrigger = 100
+	o.Level0SlowdownWritesTrigger = 100
+	o.Level0StopWritesTrigger = 100
+	return o
+}
+
+// A flush waits for the memtable's writers to apply their batches, not to
+// publish them: a batch can be applied and unpublished (its committer is
+// between mem.release and publish, or waits to publish behind an earlier
+// batch). The flush, which sees no snapshot, drops the older version of a
+// key that the unpublished batch shadows; until the batch publishes, reads
+// at visibleSeq (and snapshots taken meanwhile) find neither version.
+func TestReviewFlushOfUnpublishedBatchHidesOlderValue(t *testing.T) {
+	fs := NewMemFS()
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "k", "old")
+	var b Batch
+	b.Set([]byte("k"), []byte("new"))
+	a := beginApply(t, d, &b)
+	a.apply(t)
+	// The flush must wait for the batch to be visible before it drops
+	// the older version.
+	flushed := make(chan error, 1)
+	go func() { flushed <- d.Flush() }()
+	time.Sleep(20 * time.Millisecond)
+	s, err := d.NewSnapshot()
+	require.NoError(t, err)
+	got, gotSnap := reviewGet(t, d, "k", nil), reviewGet(t, d, "k", &ReadOptions{Snapshot: s})
+	require.NoError(t, s.Close())
+	require.Equal(t, "old", got, "a key with a committed value reads as absent")
+	require.Equal(t, "old", gotSnap, "a snapshot reads a committed key as absent")
+	select {
+	case err := <-flushed:
+		t.Fatalf("the flush did not wait for the unpublished batch (err %v)", err)
+	default:
+	}
+	a.publish(t)
+	require.NoError(t, <-flushed)
+	require.Equal(t, "new", reviewGet(t, d, "k", nil))
+}
+
+// Ingest checks the memtable for overlap under commitMu, but a batch that
+// took its sequence number before Ingest took commitMu may not be in the
+// memtable yet. The ingested table is then rewritten at a newer sequence
+// number into L0 while the older batch lands in the memtable above it: Get
+// returns the batch's value until a flush, then the ingested one.
+func TestReviewIngestRacingCommitFlipsValue(t *testing.T) {
+	fs := NewMemFS()
+	d, err := Open("db", noCompactions(smallOptions(fs)))
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "k2", "table")
+	require.NoError(t, d.Flush()) // so that the ingested table overlaps a table
+
+	var b Batch
+	b.Set([]byte("k1"), []byte("batch"))
+	a := beginApply(t, d, &b) // committed (sequence number taken), not applied yet
+
+	writeTableOn(t, fs, "in.sst", "k1", "ingest", "k3", "ingest")
+	done := make(chan error, 1)
+	go func() { done <- d.Ingest([]string{"in.sst"}) }()
+	// Ingest waits for the batch, which committed first, to be visible.
+	time.Sleep(20 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("Ingest did not wait for an earlier batch (err %v)", err)
+	default:
+	}
+	a.apply(t)
+	a.publish(t)
+	require.NoError(t, <-done)
+	require.Equal(t, "ingest", reviewGet(t, d, "k1", nil), "the ingest is newer than the batch")
+
+	before := reviewGet(t, d, "k1", nil)
+	require.NoError(t, d.Flush())
+	after := reviewGet(t, d, "k1", nil)
+	require.Equal(t, before, after, "the value of k1 changed without a write (the ingest is newer than the batch)")
+}
+
+// Ingest moves a table that overlaps no table into the last level, but a
+// running compaction into that level may be about to install an output
+// spanning the ingested range (its inputs have a gap there). The
+// compaction's edit then breaks L1+ disjointness: the manifest refuses it
+// and the DB stops accepting writes.
+func TestReviewIngestDuringCompactionBreaksDB(t *testing.T) {
+	fs := NewMemFS()
+	d, err := Open("db", noCompactions(smallOptions(fs)))
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "a", "1")
+	require.NoError(t, d.Flush())
+	reviewSet(t, d, "z", "1")
+	require.NoError(t, d.Flush())
+
+	// The background job picks the L0 compaction into the base level (the
+	// last level of a small DB)...
+	d.mu.Lock()
+	v := d.mu.versions.Current()
+	_, baseLevel := d.levelTargets(v)
+	c := &compaction{startLevel: 0, outputLevel: baseLevel, reason: "L0 tables"}
+	c.inputs[0] = append([]*manifest.TableMeta(nil), v.Tables(0)...)
+	c = d.finishPick(v, c)
+	v.Unref()
+	require.NotNil(t, c)
+	d.mu.compactions++
+	d.mu.Unlock()
+
+	// ... and while it runs, a table in the gap between its inputs is
+	// ingested: the ingest waits for the compaction.
+	writeTableOn(t, fs, "in.sst", "m", "ingested")
+	done := make(chan error, 1)
+	go func() { done <- d.Ingest([]string{"in.sst"}) }()
+	time.Sleep(20 * time.Millisecond)
+	err = d.runCompaction(context.Background(), c)
+	d.mu.Lock()
+	d.mu.compactions--
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+	require.NoError(t, err, "the compaction could not install its output")
+	require.NoError(t, <-done)
+	require.Equal(t, "ingested", reviewGet(t, d, "m", nil))
+	var b Batch
+	b.Set([]byte("x"), []byte("1"))
+	require.NoError(t, d.Apply(&b, NoSync), "writes stopped")
+}
+
+// A failed Ingest must leave the caller's files in place, so that it can
+// retry. Today a moved table has been renamed into the DB directory (where
+// the next Open deletes it, as it is not live) and a rewritten table's
+// source has been removed before the manifest edit was durable.
+func TestReviewFailedIngestLosesInputFiles(t *testing.T) {
+	mem := vfs.NewMem()
+	toggle := vfs.NewToggle(vfs.OnOp(vfs.OpSync, "MANIFEST"))
+	fs := vfs.NewErrorFS(mem, toggle)
+	d, err := Open("db", noCompactions(smallOptions(fs)))
+	require.NoError(t, err)
+	reviewSet(t, d, "a", "1")
+	require.NoError(t, d.Flush())
+
+	writeTableOn(t, mem, "moved.sst", "m", "1")     // overlaps nothing: moved
+	writeTableOn(t, mem, "rewritten.sst", "a", "2") // overlaps "a": rewritten
+	toggle.On()
+	err = d.Ingest([]string{"moved.sst", "rewritten.sst"})
+	toggle.Off()
+	require.True(t, errors.Is(err, vfs.ErrInjected), "%v", err)
+	_ = d.Close()
+	for _, p := range []string{"moved.sst", "rewritten.sst"} {
+		_, err := mem.Stat(p)
+		require.NoError(t, err, "the failed Ingest took the caller's %s", p)
+	}
+}
+
+// Ingest takes a sequence number for a table it rewrites before rewriting
+// it; when the rewrite fails it returns without publishing that number, so
+// visibleSeq never reaches it and every later Apply waits forever in
+// publish.
+func TestReviewFailedIngestRewriteHangsWrites(t *testing.T) {
+	mem := vfs.NewMem()
+	toggle := vfs.NewToggle(vfs.OnOp(vfs.OpCreate, "db/"))
+	fs := vfs.NewErrorFS(mem, toggle)
+	d, err := Open("db", noCompactions(smallOptions(fs)))
+	require.NoError(t, err)
+	reviewSet(t, d, "a", "1")
+	require.NoError(t, d.Flush())
+
+	writeTableOn(t, mem, "in.tbl", "a", "2") // overlaps: rewritten into db/
+	toggle.On()
+	err = d.Ingest([]string{"in.tbl"})
+	toggle.Off()
+	require.True(t, errors.Is(err, vfs.ErrInjected), "%v", err)
+
+	done := make(chan error, 1)
+	go func() {
+		var b Batch
+		b.Set([]byte("b"), []byte("1"))
+		done <- d.Apply(&b, NoSync)
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		require.NoError(t, d.Close())
+	case <-time.After(500 * time.Millisecond):
+		d.fail(errors.New("review: unblocking the hung Apply"))
+		<-done
+		_ = d.Close()
+		t.Fatal("Apply hangs after a failed Ingest")
+	}
+}
+
+// A table that overlaps nothing is ingested at sequence number 0 into the
+// last level, so snapshots taken before the Ingest see its keys (a
+// snapshot must see exactly what was written before it).
+func TestReviewSnapshotSeesLaterIngest(t *testing.T) {
+	fs := NewMemFS()
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "a", "1")
+	s, err := d.NewSnapshot()
+	require.NoError(t, err)
+	defer s.Close()
+	writeTableOn(t, fs, "in.sst", "m", "ingested")
+	require.NoError(t, d.Ingest([]string{"in.sst"}))
+	require.Equal(t, "ingested", reviewGet(t, d, "m", nil))
+	require.Equal(t, "<not found>", reviewGet(t, d, "m", &ReadOptions{Snapshot: s}),
+		"a snapshot taken before the Ingest sees the ingested key")
+}
+
+// With dynamic level bytes the base level moves down when the largest
+// level shrinks (here: a range of it is deleted and compacted away). The L0
+// compaction then goes straight to the new base level, below tables left in
+// the levels above it: a newer version of a key lands below an older one,
+// and Get (which stops at the first level holding the key) returns the old
+// value. Those levels' targets are infinite, so nothing ever compacts them.
+func TestReviewBaseLevelMovingDownResurrectsOldValue(t *testing.T) {
+	fs := NewMemFS()
+	o := smallOptions(fs)
+	o.NumLevels = 3
+	o.Level0FileNumCompactionTrigger = 1
+	o.Compression = NoCompression
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	defer d.Close()
+	ctx := context.Background()
+	quiet := func() {
+		waitUntil(t, "compactions", func() bool {
+			m := d.Metrics()
+			return m.CompactionsRunning == 0 && m.Levels[0].Tables == 0
+		})
+	}
+
+	// 1. More than MaxBytesForLevelBase in the last level: base level 1.
+	rng := rand.New(rand.NewSource(1))
+	value := make([]byte, 1000)
+	for i := 0; i < 1300; i++ {
+		_, _ = rng.Read(value)
+		var b Batch
+		b.Set([]byte(fmt.Sprintf("a%06d", i)), value)
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+	require.NoError(t, d.Compact(ctx, nil, nil))
+	quiet()
+	require.Greater(t, d.Metrics().Levels[2].Bytes, uint64(1<<20))
+
+	// 2. k=old goes to the base level, L1.
+	reviewSet(t, d, "k", "old")
+	require.NoError(t, d.Flush())
+	quiet()
+	require.Equal(t, 1, d.Metrics().Levels[1].Tables)
+
+	// 3. The bulk is deleted and compacted away: the base level becomes L2.
+	var b Batch
+	b.DeleteRange([]byte("a"), []byte("b"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	require.NoError(t, d.Compact(ctx, []byte("a"), []byte("b")))
+	quiet()
+
+	// 4. k=new: its L0 table goes to L2, below k=old in L1.
+	reviewSet(t, d, "k", "new")
+	require.NoError(t, d.Flush())
+	quiet()
+	m := d.Metrics()
+	t.Logf("tables per level: %d %d %d", m.Levels[0].Tables, m.Levels[1].Tables, m.Levels[2].Tables)
+	require.Equal(t, "new", reviewGet(t, d, "k", nil))
+}
+
+// A synced write acknowledged after a WAL switch does not make the writes
+// acknowledged before it (in the previous WAL, not synced yet: the flush
+// syncs it when it gets to it) durable. A crash then recovers the later
+// batch without the earlier one: a hole in the commit order, which no
+// reader could ever observe before the crash.
+func TestReviewSyncedWriteAfterWALSwitchLeavesHole(t *testing.T) {
+	mem := vfs.NewMem()
+	var oldWAL atomic.Value // path of the WAL whose syncs are held back
+	oldWAL.Store("")
+	gate := make(chan struct{})
+	fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpSync && op.Path == oldWAL.Load().(string) {
+			<-gate // a slow fsync of the old WAL
+		}
+		return nil
+	}))
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	reviewSet(t, d, "first", "1") // acknowledged, not synced
+	d.mu.Lock()
+	oldWAL.Store(manifest.FilePath("db", manifest.FileKindLog, d.mu.mem.walNum))
+	d.mu.Unlock()
+
+	// A batch larger than the memtable switches to a new memtable and WAL.
+	// The old WAL's fsync is slow; the synced write must wait for it.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		close(gate)
+	}()
+	var b Batch
+	b.Set([]byte("second"), make([]byte, 70<<10))
+	require.NoError(t, d.Apply(&b, Sync)) // acknowledged as durable
+
+	crashed := mem.CrashClone(vfs.CrashOptions{})
+	require.NoError(t, d.Close())
+
+	d, err = Open("db", smallOptions(crashed))
+	require.NoError(t, err)
+	defer d.Close()
+	require.NotEqual(t, "<not found>", reviewGet(t, d, "second", nil), "the synced batch survives")
+	require.Equal(t, "1", reviewGet(t, d, "first", nil), "an earlier batch is lost while a later synced one survived")
+}
+
+// countingHandler counts log records whose message contains a substring.
+type countingHandler struct {
+	substr string
+	n      *atomic.Int64
+}
+
+func (h countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
+	if strings.Contains(r.Message, h.substr) {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }
+
+// A background compaction that fails (here: a corrupt table) is picked
+// again at once by the goroutine that ran it: the same failure repeats in a
+// tight loop, pinning a CPU and flooding the log.
+func TestReviewFailingCompactionRetriesInTightLoop(t *testing.T) {
+	mem := vfs.NewMem()
+	var failures atomic.Int64
+	o := smallOptions(mem) // L0 trigger 2
+	o.Logger = slog.New(countingHandler{substr: "compaction failed", n: &failures})
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	writeBatches(t, d, 200)
+	require.NoError(t, d.Flush())
+	tables := filesOf(t, mem, ".sst")
+	require.Len(t, tables, 1)
+	flipByte(t, mem, tables[0], 0.2) // inside a data block
+	writeBatches(t, d, 10)
+	require.NoError(t, d.Flush()) // two L0 tables: the L0 compaction starts
+	time.Sleep(300 * time.Millisecond)
+	n := failures.Load()
+	require.NoError(t, d.Close())
+	require.Less(t, n, int64(10), "the failing compaction ran %d times in 300 ms", n)
+}
+
+// The in-place rewrite of a table that range tombstones above cover keeps
+// entries an open snapshot still sees, and keeps the table's own newer
+// tombstones: the output is a new tombstone-bearing table, which changes
+// the tombstone fingerprint, which rescans, which finds the output just as
+// covered, which rewrites it again — forever, while the snapshot is open.
+func TestReviewDeletionCompactionLoopsWhileSnapshotOpen(t *testing.T) {
+	fs := NewMemFS()
+	o := noCompactions(smallOptions(fs))
+	o.NumLevels = 3
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	defer d.Close()
+	ctx := context.Background()
+
+	for i := 0; i < 500; i++ {
+		reviewSet(t, d, fmt.Sprintf("k%04d", i), strings.Repeat("v", 100))
+	}
+	s, err := d.NewSnapshot()
+	require.NoError(t, err)
+	defer s.Close()
+	// The table's own tombstone, newer than the snapshot.
+	var b Batch
+	b.DeleteRange([]byte("z0"), []byte("z1"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	require.NoError(t, d.Compact(ctx, nil, nil)) // everything in L2
+	// A newer tombstone above covering the table's entries.
+	b.Reset()
+	b.DeleteRange([]byte("k"), []byte("l"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	require.NoError(t, d.Flush())
+
+	d.mu.Lock()
+	d.maybeScheduleCompactionLocked()
+	d.mu.Unlock()
+	time.Sleep(100 * time.Millisecond)
+	first := d.Metrics().Compactions
+	time.Sleep(200 * time.Millisecond)
+	second := d.Metrics().Compactions
+	require.Equal(t, first, second, "in-place rewrites keep running (%d, then %d)", first, second)
+}
+
+// An in-place rewrite reads the open snapshots, then opens its input
+// table, then reads the tombstones of the levels above from the version
+// current at that later moment. A snapshot taken in between, followed by a
+// range deletion flushed to L0, is not in the snapshot list, but the
+// deletion is applied: the rewrite drops entries the snapshot still sees.
+func TestReviewInPlaceRewriteIgnoresNewSnapshot(t *testing.T) {
+	mem := vfs.NewMem()
+	var target atomic.Value // path of the table whose first open is held back
+	target.Store("")
+	blocked, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind == vfs.OpOpen && op.Path == target.Load().(string) {
+			once.Do(func() { close(blocked) })
+			<-gate
+		}
+		return nil
+	}))
+	o := noCompactions(smallOptions(fs))
+	o.NumLevels = 3
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "k", "v")
+	require.NoError(t, d.Compact(context.Background(), nil, nil))
+
+	// The deletion-compaction picker chooses the last-level table.
+	d.mu.Lock()
+	v := d.mu.versions.Current()
+	tables := v.Tables(2)
+	require.Len(t, tables, 1)
+	tbl := tables[0]
+	v.Unref()
+	tbl.SetCompacting(true)
+	c := &compaction{startLevel: 2, outputLevel: 2, reason: "range deletions", inPlace: true}
+	c.inputs[0] = []*manifest.TableMeta{tbl}
+	c.setBounds()
+	d.mu.compactions++
+	d.mu.Unlock()
+	d.tableCache.evict(tbl.FileNum) // its first open comes in the compaction
+	target.Store(manifest.FilePath("db", manifest.FileKindTable, tbl.FileNum))
+	done := make(chan error, 1)
+	go func() { done <- d.runCompaction(context.Background(), c) }()
+
+	<-blocked // the rewrite has read the (empty) snapshot list
+	s, err := d.NewSnapshot()
+	require.NoError(t, err)
+	defer s.Close()
+	var b Batch
+	b.DeleteRange([]byte("a"), []byte("z"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	require.NoError(t, d.Flush())
+	close(gate)
+	require.NoError(t, <-done)
+	d.mu.Lock()
+	d.mu.compactions--
+	d.mu.Unlock()
+
+	require.Equal(t, "<not found>", reviewGet(t, d, "k", nil))
+	require.Equal(t, "v", reviewGet(t, d, "k", &ReadOptions{Snapshot: s}), "the snapshot lost a key it saw")
+}
