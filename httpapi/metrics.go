@@ -102,7 +102,6 @@ func newCollector(s *Service) *collector {
 	counter("compaction_read_bytes_total", "Bytes of tables read by compactions.", func(m *lsm.Metrics) float64 { return float64(m.CompactionBytesIn) })
 	counter("compaction_written_bytes_total", "Bytes of tables written by compactions.", func(m *lsm.Metrics) float64 { return float64(m.CompactionBytesOut) })
 	counter("trivial_moves_total", "Compactions that moved a table to the next level without rewriting it.", func(m *lsm.Metrics) float64 { return float64(m.TrivialMoves) })
-	counter("delete_only_compactions_total", "Compactions that only deleted tables covered by range deletions.", func(m *lsm.Metrics) float64 { return float64(m.DeleteOnlyCompactions) })
 	counter("batches_total", "Write batches committed.", func(m *lsm.Metrics) float64 { return float64(m.Batches) })
 	counter("synced_batches_total", "Write batches committed with a WAL sync.", func(m *lsm.Metrics) float64 { return float64(m.SyncedBatches) })
 	counter("keys_written_total", "Operations written (sets, deletions, range deletions).", func(m *lsm.Metrics) float64 { return float64(m.KeysWritten) })
