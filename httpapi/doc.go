@@ -15,6 +15,23 @@
 //	/heartbeat                              GET    OK
 //	/metrics                                GET    Prometheus text (BookKeeper's names, §5 of the reference)
 //
+// With Options.Storage, the bookie's storage, a data API (ours: upstream's
+// bookie reads and writes entries over its own protocol) and its
+// statistics:
+//
+//	/api/v1/ledger/entry?ledgerId=&entryId= PUT    write an entry (body = payload); durable after the next checkpoint
+//	                                        GET    the payload (application/octet-stream), 404 if absent; entryId=-1: the last entry
+//	/api/v1/ledger/last_entry?ledgerId=     GET    {"ledgerId", "entryId", "size", "payload" (base64)}, 404 if none
+//	/api/v1/ledger?ledgerId=                DELETE delete a ledger: {"ledgerId", "existed"}
+//	/api/v1/bookie/checkpoint               PUT    checkpoint every directory; answers once every entry written before is durable
+//
+// A write rejected because the write cache stayed full gets 503 with
+// Retry-After; a bad id 400; a payload above Options.MaxEntryBytes 413.
+// The storage's statistics are exported with upstream's DbLedgerStorage
+// names (bookie_add_entry, bookie_read_entry, bookie_flush,
+// bookie_flush_entrylog, bookie_flush_locations_index, bookie_write_cache_hits,
+// ...), labelled by directory.
+//
 // # Compatibility and improvements
 //
 // The PUT and GET of entry_location_compact answer exactly as upstream's

@@ -146,8 +146,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		m := d.Index.Metrics()
 		dl := []string{d.LedgerDir, d.IndexDir}
 		ch <- prometheus.MustNewConstMetric(c.entriesCount, prometheus.GaugeValue, float64(m.EntriesCount), dl...)
-		c.collectOpStats(ch, c.lookup, &m.LookupEntryLocation, timed, dl)
-		c.collectOpStats(ch, c.lastEntry, &m.GetLastEntryInLedger, timed, dl)
+		collectOpStats(ch, c.lookup, &m.LookupEntryLocation, timed, dl)
+		collectOpStats(ch, c.lastEntry, &m.GetLastEntryInLedger, timed, dl)
 
 		e := &m.Engine
 		for level, lm := range e.Levels {
@@ -185,7 +185,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // cover a rolling window, these cover the index's whole life. Without
 // statistics only the counts are known: the sum is 0 and there are no
 // quantiles.
-func (c *collector) collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *entrylocation.OpStats, timed bool, dl []string) {
+func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *entrylocation.OpStats, timed bool, dl []string) {
 	for _, side := range []struct {
 		success string
 		count   int64

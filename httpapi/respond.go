@@ -73,7 +73,11 @@ func tokensEqual(a, b string) bool {
 // fails it answers the client (413 for a body too large, 400 for one that
 // cannot be read) and returns false.
 func (s *Service) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	limit := s.opts.MaxBodyBytes
+	return readBodyLimit(w, r, s.opts.MaxBodyBytes)
+}
+
+// readBodyLimit reads a request body of at most limit bytes, as readBody.
+func readBodyLimit(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if r.ContentLength > limit {
 		writeText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Request body too large: %d bytes, the limit is %d.", r.ContentLength, limit))
 		return nil, false

@@ -85,6 +85,14 @@ type Options struct {
 	RandomCompactionDelay func(interval time.Duration) time.Duration
 	// Now is the clock. Nil: time.Now.
 	Now func() time.Time
+	// Storage, if set, is the bookie's storage: the data API (entries
+	// and ledgers) and the checkpoint endpoint act on it, and /metrics
+	// exports its statistics. The Directories are then normally its
+	// directories' indexes.
+	Storage LedgerStorage
+	// MaxEntryBytes limits the payload of a PUT of the data API; larger
+	// ones get 413. Zero means DefaultMaxEntryBytes.
+	MaxEntryBytes int64
 }
 
 // Service is the admin HTTP API; see the package documentation.
@@ -125,6 +133,12 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.MaxBodyBytes < 0 {
 		return nil, errors.Newf("httpapi: MaxBodyBytes %d is negative", opts.MaxBodyBytes)
+	}
+	if opts.MaxEntryBytes == 0 {
+		opts.MaxEntryBytes = DefaultMaxEntryBytes
+	}
+	if opts.MaxEntryBytes < 0 {
+		return nil, errors.Newf("httpapi: MaxEntryBytes %d is negative", opts.MaxEntryBytes)
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
@@ -169,6 +183,11 @@ func New(opts Options) (*Service, error) {
 	if err := s.registry.Register(newCollector(s)); err != nil {
 		return nil, errors.Wrap(err, "httpapi: registering metrics")
 	}
+	if opts.Storage != nil {
+		if err := s.registry.Register(newStorageCollector(opts.Storage, opts.EnableStatistics)); err != nil {
+			return nil, errors.Wrap(err, "httpapi: registering the storage's metrics")
+		}
+	}
 	s.metrics = promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog:      slogErrorLog{s.log},
 		ErrorHandling: promhttp.ContinueOnError,
@@ -180,6 +199,12 @@ func New(opts Options) (*Service, error) {
 	s.mux.HandleFunc(PathState, s.serveState)
 	if opts.Settings != nil {
 		s.mux.HandleFunc(PathServerConfig, s.serveServerConfig)
+	}
+	if opts.Storage != nil {
+		s.mux.HandleFunc(PathLedgerEntry, s.serveLedgerEntry)
+		s.mux.HandleFunc(PathLedgerLastEntry, s.serveLedgerLastEntry)
+		s.mux.HandleFunc(PathLedger, s.serveLedger)
+		s.mux.HandleFunc(PathCheckpoint, s.serveCheckpoint)
 	}
 	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
 	s.mux.HandleFunc(PathMetrics, s.serveMetrics)

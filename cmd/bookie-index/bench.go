@@ -1,15 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"io"
-	"os"
 
 	"github.com/bookie-index/bookie-index/benchmark"
-	"github.com/bookie-index/bookie-index/entrylocation"
-	"github.com/bookie-index/bookie-index/lsm"
-	"github.com/cockroachdb/errors"
 )
 
 // runBench runs the BENCHMARK.md workload on bookie-index.
@@ -31,149 +26,5 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if cfg.JSON {
 		progress = nil
 	}
-	return benchmark.Run(&cfg, []benchmark.Engine{NewBookieEngine(&cfg)}, stdout, progress)
-}
-
-// BookieEngine runs the benchmark on an entrylocation.Index.
-type BookieEngine struct {
-	cfg *benchmark.Config
-	ix  *entrylocation.Index
-}
-
-// NewBookieEngine returns the bookie-index arm of the benchmark.
-func NewBookieEngine(cfg *benchmark.Config) *BookieEngine { return &BookieEngine{cfg: cfg} }
-
-// Name implements benchmark.Engine.
-func (e *BookieEngine) Name() string { return "bookie-index" }
-
-// Options returns the engine options the benchmark's flags ask for.
-func (e *BookieEngine) Options(cacheBytes int64) (*lsm.Options, error) {
-	o := lsm.DefaultOptions()
-	var err error
-	if o.TableLayout, err = lsm.ParseTableLayout(e.cfg.Layout); err != nil {
-		return nil, err
-	}
-	if o.Compression, err = lsm.ParseCompression(e.cfg.Compression); err != nil {
-		return nil, err
-	}
-	o.DisableCommonPrefix = !e.cfg.CommonPrefix
-	o.BlockSize = e.cfg.BlockSize
-	o.BloomBitsPerKey = e.cfg.BloomBits
-	if o.BloomBitsPerKey == 0 {
-		o.BloomBitsPerKey = -1
-	}
-	o.BlockCacheSize = cacheBytes
-	o.TargetFileSizeBase = e.cfg.EffectiveTargetFileSize()
-	o.WriteBufferSize = e.cfg.EffectiveWriteBuffer()
-	return o, o.Validate()
-}
-
-// Open implements benchmark.Engine.
-func (e *BookieEngine) Open(dir string, cacheBytes int64) error {
-	o, err := e.Options(cacheBytes)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return errors.Wrap(err, "bench")
-	}
-	e.ix, err = entrylocation.Open(dir, &entrylocation.Options{Engine: o})
-	return err
-}
-
-// WriteBatch implements benchmark.Engine.
-func (e *BookieEngine) WriteBatch(entries []benchmark.Entry) error {
-	b := e.ix.NewBatch()
-	defer b.Close()
-	for _, en := range entries {
-		if err := b.AddLocation(en.Ledger, en.EntryID, en.Location); err != nil {
-			return err
-		}
-	}
-	return b.Flush()
-}
-
-// Settle implements benchmark.Engine: it flushes the memtables and waits
-// for the compactions that follow.
-func (e *BookieEngine) Settle() error {
-	if err := e.ix.DB().Flush(); err != nil {
-		return err
-	}
-	return e.ix.DB().WaitForCompactions(context.Background())
-}
-
-// Storage implements benchmark.Engine.
-func (e *BookieEngine) Storage() (benchmark.Storage, error) {
-	tables, err := e.ix.DB().Tables()
-	if err != nil {
-		return benchmark.Storage{}, err
-	}
-	var s benchmark.Storage
-	m := e.ix.Metrics().Engine
-	for _, l := range m.Levels {
-		s.TablesPerLevel = append(s.TablesPerLevel, l.Tables)
-		s.TableBytes += int64(l.Bytes)
-	}
-	for _, t := range tables {
-		if p := t.Properties; p != nil {
-			s.BytesByTier.Data += int64(p.DataBytes)
-			s.BytesByTier.Index += int64(p.IndexBytes)
-			s.BytesByTier.TopIndex += int64(p.TopIndexBytes)
-			s.BytesByTier.Filter += int64(p.FilterBytes)
-			s.BytesByTier.TopFilter += int64(p.TopFilterBytes)
-			s.MaxFilterBlockBytes = max(s.MaxFilterBlockBytes, int64(p.MaxFilterBlockSize))
-		}
-	}
-	return s, nil
-}
-
-// NewReader implements benchmark.Engine.
-func (e *BookieEngine) NewReader() benchmark.Reader { return &bookieReader{ix: e.ix} }
-
-// DeleteLedgers implements benchmark.Engine.
-func (e *BookieEngine) DeleteLedgers(ledgers []int64) error {
-	for _, l := range ledgers {
-		if err := e.ix.Delete(l); err != nil {
-			return err
-		}
-	}
-	if err := e.ix.RemoveOffsetFromDeletedLedgers(); err != nil {
-		return err
-	}
-	// The purge's tombstones go to a table as the memtable fills; flush
-	// them now so that the space comes back within the phase.
-	return e.ix.DB().Flush()
-}
-
-// Close implements benchmark.Engine.
-func (e *BookieEngine) Close() error {
-	if e.ix == nil {
-		return nil
-	}
-	err := e.ix.Close()
-	e.ix = nil
-	return err
-}
-
-type bookieReader struct {
-	ix    *entrylocation.Index
-	stats lsm.ReadStats
-}
-
-func (r *bookieReader) Get(ledger, entryID int64) (bool, error) {
-	loc, err := r.ix.GetLocationStats(ledger, entryID, &r.stats)
-	return loc != 0, err
-}
-
-func (r *bookieReader) Floor(ledger int64) (bool, error) {
-	_, err := r.ix.GetLastEntryInLedgerStats(ledger, &r.stats)
-	if errors.Is(err, entrylocation.ErrNoEntry) {
-		return false, nil
-	}
-	return err == nil, err
-}
-
-func (r *bookieReader) Stats() benchmark.OpStats {
-	s := r.stats
-	return benchmark.OpStats{FilterReads: s.FilterReads, IndexReads: s.IndexReads, DataReads: s.DataReads, BytesRead: s.BytesRead, CacheHits: s.CacheHits}
+	return benchmark.Run(&cfg, []benchmark.Engine{benchmark.NewBookieEngine(&cfg)}, stdout, progress)
 }

@@ -9,16 +9,14 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/conf"
-	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/httpapi"
-	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -75,8 +73,9 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	cf.register(fs)
 	fs.Usage = func() {
 		_, _ = io.WriteString(fs.Output(), "usage: bookie-index serve [--conf FILE] [--set key=value ...]\n\n"+
-			"Runs the entry location indexes of every ledger directory and the admin HTTP server\n"+
-			"until SIGINT or SIGTERM. Without --conf it uses the embedded bk_server.conf\n"+
+			"Runs the ledger storage of every ledger directory (entry logs, entry location and\n"+
+			"ledgers indexes, checkpoints every flushInterval) and the admin HTTP server with\n"+
+			"its data API until SIGINT or SIGTERM. Without --conf it uses the embedded bk_server.conf\n"+
 			"(admin server on 127.0.0.1:8080, data under ./data). BK_<key> environment\n"+
 			"variables override the file; --set overrides everything.\n\n")
 		fs.PrintDefaults()
@@ -96,18 +95,12 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	log.Info("bookie-index starting", "config", c.Source, "ledgerDirectories", strings.Join(c.LedgerDirectories, ","),
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
 
-	indexes, dirs, err := openIndexes(c, log)
+	storage, dirs, err := openStorage(c, log)
 	if err != nil {
 		return err
 	}
-	closeIndexes := func() error {
-		var errs error
-		for _, ix := range indexes {
-			errs = errors.CombineErrors(errs, ix.Close())
-		}
-		return errs
-	}
-	svc, err := newService(c, dirs, log)
+	closeIndexes := storage.Close
+	svc, err := newService(c, dirs, storage, log)
 	if err != nil {
 		return errors.CombineErrors(err, closeIndexes())
 	}
@@ -165,7 +158,8 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	}
 
 	// Stop taking requests, then stop the compactions, then close the
-	// indexes: nothing uses an index once it is closed.
+	// storage (a last checkpoint, then the indexes): nothing uses an index
+	// once it is closed.
 	if srv != nil {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		if err := srv.Shutdown(shutdownCtx); err != nil {
@@ -177,20 +171,22 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	svc.Close()
 	<-periodicDone
 	if err := closeIndexes(); err != nil {
-		log.Error("closing the indexes", "err", err)
+		log.Error("closing the storage", "err", err)
 		return errors.CombineErrors(serveErr, err)
 	}
 	log.Info("stopped")
 	return serveErr
 }
 
-// openIndexes opens (creating if needed) the entry location index of every
-// ledger directory, at conf.LocationsPaths, and logs the settings the
-// engine ignores.
-func openIndexes(c *conf.Config, log *slog.Logger) ([]*entrylocation.Index, []httpapi.Directory, error) {
-	engine, notes, err := c.EntryLocationOptions()
+// openStorage opens (creating if needed) the storage of every ledger
+// directory: its entry logs, its entry location index at
+// conf.LocationsPaths and its ledgers index; it checkpoints every
+// flushInterval and purges deleted ledgers after each checkpoint and every
+// gcWaitTime. It logs the settings the engine ignores.
+func openStorage(c *conf.Config, log *slog.Logger) (*bookie.Storage, []httpapi.Directory, error) {
+	opts, notes, err := bookie.OptionsFromConfig(c, log)
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "entry location options")
+		return nil, nil, err
 	}
 	mode := "bookie-conf (dbStorage_rocksDB_* keys)"
 	if file, _ := c.EntryLocationOptionsFile(); file != "" {
@@ -200,47 +196,21 @@ func openIndexes(c *conf.Config, log *slog.Logger) ([]*entrylocation.Index, []ht
 	for _, n := range notes {
 		log.Info("ignored option", "option", n)
 	}
-	var indexes []*entrylocation.Index
-	var dirs []httpapi.Directory
-	for i, path := range c.LocationsPaths() {
-		ix, err := openIndex(c, engine, path, log)
-		if err != nil {
-			for _, opened := range indexes {
-				_ = opened.Close()
-			}
-			return nil, nil, err
-		}
-		indexes = append(indexes, ix)
-		dirs = append(dirs, httpapi.Directory{
-			LedgerDir: filepath.Join(c.LedgerDirectories[i], "current"),
-			IndexDir:  filepath.Join(c.IndexDirectories[i], "current"),
-			Index:     ix,
-		})
-		log.Info("entry location index open", "path", path)
-	}
-	return indexes, dirs, nil
-}
-
-// openIndex opens one index with the configured options.
-func openIndex(c *conf.Config, engine *lsm.Options, path string, log *slog.Logger) (*entrylocation.Index, error) {
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, errors.Wrapf(err, "creating the index directory")
-	}
-	opts := &entrylocation.Options{
-		Engine:           engine, // Open copies it
-		MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
-		EnableStatistics: c.EnableStatistics,
-		Logger:           log, // the index adds path=
-	}
-	ix, err := entrylocation.Open(path, opts)
+	storage, err := bookie.Open(opts)
 	if err != nil {
-		return nil, errors.Wrapf(err, "opening the entry location index %s", path)
+		return nil, nil, errors.Wrap(err, "opening the ledger storage")
 	}
-	return ix, nil
+	var dirs []httpapi.Directory
+	for _, d := range storage.Dirs() {
+		dirs = append(dirs, httpapi.Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()})
+		log.Info("entry location index open", "path", d.LocationIndex().Path())
+	}
+	log.Info("ledger storage open", "directories", len(dirs), "flushInterval", c.FlushInterval, "gcWaitTime", c.GCWaitTime)
+	return storage, dirs, nil
 }
 
-// newService builds the admin API over the directories.
-func newService(c *conf.Config, dirs []httpapi.Directory, log *slog.Logger) (*httpapi.Service, error) {
+// newService builds the admin API over the directories and the storage.
+func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storage, log *slog.Logger) (*httpapi.Service, error) {
 	token, err := c.ReadAuthToken()
 	if err != nil {
 		return nil, err
@@ -260,6 +230,7 @@ func newService(c *conf.Config, dirs []httpapi.Directory, log *slog.Logger) (*ht
 		AuthToken:        token,
 		EnableStatistics: c.EnableStatistics,
 		Settings:         c.Settings(),
+		Storage:          storage,
 		Registry:         registry,
 		Logger:           log,
 	})

@@ -1,0 +1,91 @@
+package benchmark
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"64MiB": 64 << 20, "1GiB": 1 << 30, "512KiB": 512 << 10, "4096": 4096, "1.5MiB": 3 << 19, "2MB": 2e6} {
+		got, err := ParseSize(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "x", "-1MiB", "MiB"} {
+		_, err := ParseSize(bad)
+		require.Error(t, err, bad)
+	}
+	require.Equal(t, "64MiB", FormatSize(64<<20))
+	require.Equal(t, "1GiB", FormatSize(1<<30))
+}
+
+func TestFlagsAndValidation(t *testing.T) {
+	var c Config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	c.RegisterFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--cache", "64MiB,1GiB", "--common-prefix", "off", "--phases", "load,get"}))
+	require.Equal(t, []int64{64 << 20, 1 << 30}, c.CacheSizes)
+	require.False(t, c.CommonPrefix)
+	require.NoError(t, c.Validate())
+	require.Equal(t, int64(64<<20), c.EffectiveTargetFileSize(), "50M keys: 64 MiB tables")
+	c.Entries = 5000
+	require.Equal(t, int64(6710886), c.EffectiveTargetFileSize(), "5M keys: proportionally smaller tables")
+	c.Phases = []string{"nope"}
+	require.ErrorContains(t, c.Validate(), "unknown phase")
+	require.Error(t, fs.Parse([]string{"--common-prefix", "maybe"}))
+}
+
+// TestRunAllPhases runs every phase at a tiny scale and checks the JSON
+// rows: the counters must agree with what the engine does.
+func TestRunAllPhases(t *testing.T) {
+	cfg := Config{
+		Dir: t.TempDir(), Ledgers: 20, Entries: 600, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
+		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
+		CacheSizes: []int64{256 << 10, 16 << 20}, Threads: 2, Warmup: 50 * time.Millisecond, Duration: 150 * time.Millisecond,
+		Phases: []string{"load", "get", "floor", "miss", "mixed", "delete"}, DeleteFraction: 0.5, JSON: true,
+	}
+	var out bytes.Buffer
+	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
+	rows := map[string][]map[string]interface{}{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var row map[string]interface{}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &row), sc.Text())
+		rows[row["phase"].(string)] = append(rows[row["phase"].(string)], row)
+	}
+	load := rows["load"][0]
+	require.Equal(t, float64(12000), load["keys"])
+	require.Greater(t, load["table_bytes"], float64(0))
+	require.Greater(t, load["bytes_by_tier"].(map[string]interface{})["filter"], float64(0))
+	require.Len(t, rows["get"], 2, "a row per cache size")
+	for _, g := range rows["get"] {
+		require.Equal(t, float64(1), g["found_fraction"])
+		require.Greater(t, g["ops"], float64(0))
+		require.Equal(t, "bookie-index", g["engine"])
+	}
+	small, big := rows["get"][0], rows["get"][1]
+	require.Greater(t, small["data_reads_per_op"], big["data_reads_per_op"], "a smaller cache reads more blocks")
+	require.Equal(t, float64(1), rows["floor"][0]["found_fraction"])
+	require.Equal(t, float64(0), rows["miss"][0]["found_fraction"])
+	require.Greater(t, rows["mixed"][0]["extra"].(map[string]interface{})["write_keys_per_sec"], float64(0))
+	del := rows["delete"][0]["extra"].(map[string]interface{})
+	require.Equal(t, float64(0), del["floor_deleted_found"])
+	require.Greater(t, del["reclaimed_fraction"], 0.2, "deleting half of the ledgers gives space back")
+	t.Logf("delete: %v", del)
+
+	// Human output names the phases.
+	cfg.JSON = false
+	cfg.Phases = []string{"load", "get"}
+	cfg.Dir = t.TempDir()
+	cfg.CacheSizes = cfg.CacheSizes[:1]
+	out.Reset()
+	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
+	require.True(t, strings.Contains(out.String(), "load (bookie-index") && strings.Contains(out.String(), "ops/s"), out.String())
+}

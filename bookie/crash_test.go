@@ -1,0 +1,243 @@
+package bookie
+
+import (
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	modelSteps = flag.Int("model-steps", 3000, "steps of TestModel (raise for a longer run)")
+	modelSeed  = flag.Int64("model-seed", 1, "seed of TestModel")
+)
+
+var errCrash = errors.New("simulated crash")
+
+// TestCrashBetweenEntryLogSyncAndIndexFlush stops a checkpoint after the
+// entry log is synced and before the index is written, and crashes there:
+// every entry of the checkpoints that completed reads back; the ones of
+// the interrupted checkpoint were never acknowledged.
+func TestCrashBetweenEntryLogSyncAndIndexFlush(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		env := newTestEnv()
+		s := env.open(t)
+		for l := int64(1); l <= 3; l++ {
+			for e := int64(0); e < 50; e++ {
+				require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+			}
+		}
+		require.NoError(t, s.Checkpoint())
+		for l := int64(1); l <= 4; l++ {
+			for e := int64(40); e < 100; e++ {
+				require.NoError(t, s.AddEntry(l, e, payload(l, e, 1)))
+			}
+		}
+		var crashed *entrylog.MemFS
+		s.Dirs()[0].hooks.Store(&testHooks{afterEntryLogFlush: func() error {
+			crashed = env.logFS.CrashClone(newRand(seed))
+			return errCrash
+		}})
+		require.ErrorIs(t, s.Checkpoint(), errCrash)
+		for _, d := range s.Dirs() {
+			d.abandon()
+		}
+		env.logFS = crashed
+		s = env.open(t)
+		for l := int64(1); l <= 3; l++ {
+			for e := int64(0); e < 50; e++ {
+				requireEntry(t, s, l, e, payload(l, e, 0))
+			}
+			requireNoEntry(t, s, l, 50)
+			requireEntry(t, s, l, LastEntry, payload(l, 49, 0))
+		}
+		requireNoLedger(t, s, 4)
+		// And it goes on: new writes land in a new log.
+		require.NoError(t, s.AddEntry(1, 50, payload(1, 50, 2)))
+		require.NoError(t, s.Checkpoint())
+		requireEntry(t, s, 1, 50, payload(1, 50, 2))
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestCheckpointFaults injects a failure into each step of a checkpoint:
+// the checkpoint fails, its entries stay readable from the cache, the next
+// checkpoint writes them, and a crash after it loses none.
+func TestCheckpointFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		arm  func(env *testEnv, s *Storage, fire *bool)
+	}{
+		{"entry log write", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpWrite, fire) }},
+		{"entry log sync", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpSync, fire) }},
+		{"entry log create", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpCreate, fire) }},
+		{"directory sync", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpSyncDir, fire) }},
+		{"index flush", func(_ *testEnv, s *Storage, fire *bool) {
+			s.Dirs()[0].hooks.Store(&testHooks{afterEntryLogFlush: func() error {
+				if *fire {
+					*fire = false
+					return errors.New("injected index failure")
+				}
+				return nil
+			}})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := newTestEnv()
+			env.tweak = func(o *Options) { o.LogSizeLimit = 2 << 10 } // a new log every few entries
+			s := env.open(t)
+			for e := int64(0); e < 20; e++ {
+				require.NoError(t, s.AddEntry(1, e, payload(1, e, 0)))
+			}
+			require.NoError(t, s.Checkpoint())
+			for e := int64(10); e < 40; e++ {
+				require.NoError(t, s.AddEntry(1, e, payload(1, e, 1)))
+			}
+			fire := true
+			tc.arm(env, s, &fire)
+			require.Error(t, s.Checkpoint())
+			require.False(t, fire, "the fault fired")
+			check := func() {
+				for e := int64(0); e < 40; e++ {
+					v := 0
+					if e >= 10 {
+						v = 1
+					}
+					requireEntry(t, s, 1, e, payload(1, e, v))
+				}
+			}
+			check()
+			// More entries while the failed cache waits, then a good
+			// checkpoint writes both.
+			require.NoError(t, s.AddEntry(1, 40, payload(1, 40, 1)))
+			require.NoError(t, s.Checkpoint())
+			require.Equal(t, int64(1), s.Metrics()[0].Flush.FailureCount)
+			s = env.crash(t, s, 7)
+			check()
+			requireEntry(t, s, 1, LastEntry, payload(1, 40, 1))
+			require.NoError(t, s.Close())
+		})
+	}
+}
+
+// logFault fails the first entry-log operation of kind once fire is set.
+func (e *testEnv) logFault(kind entrylog.OpKind, fire *bool) {
+	e.logFS.SetFault(func(op entrylog.Op) error {
+		if op.Kind == kind && *fire {
+			*fire = false
+			return errors.Newf("injected %s failure", kind)
+		}
+		return nil
+	})
+}
+
+// model is what the storage must hold: entries by ledger.
+type model map[int64]map[int64][]byte
+
+func (m model) clone() model {
+	c := model{}
+	for l, es := range m {
+		c[l] = maps.Clone(es)
+	}
+	return c
+}
+
+// TestModel runs random adds, rewrites, deletions, reads, checkpoints,
+// purges, clean restarts and crashes against a model: after a crash the
+// storage holds what the last completed checkpoint held, minus the
+// ledgers deleted since (deletions are durable at once).
+func TestModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(*modelSeed))
+	env := newTestEnv("/d0", "/d1")
+	env.tweak = func(o *Options) {
+		o.LogSizeLimit = 16 << 10
+		o.WriteCacheSize = 2 * 2 * (24 << 10)
+		o.MaxThrottleTime = -1
+	}
+	s := env.open(t)
+	live, durable := model{}, model{}
+	versions := 0
+	verify := func(step int) {
+		for l := int64(0); l < 8; l++ {
+			es, ok := live[l]
+			if !ok {
+				_, err := s.GetEntry(l, 0)
+				require.ErrorIs(t, err, ErrNoLedger, "step %d ledger %d", step, l)
+				continue
+			}
+			for _, e := range slices.Sorted(maps.Keys(es)) {
+				requireEntry(t, s, l, e, es[e])
+			}
+			if len(es) == 0 {
+				_, _, err := s.GetLastEntry(l)
+				require.ErrorIs(t, err, ErrNoEntry, "step %d ledger %d", step, l)
+			} else {
+				last := slices.Max(slices.Collect(maps.Keys(es)))
+				got, p, err := s.GetLastEntry(l)
+				require.NoError(t, err, "step %d ledger %d", step, l)
+				require.Equal(t, last, got, "step %d ledger %d", step, l)
+				require.Equal(t, es[last], p)
+			}
+			requireNoEntry(t, s, l, 1000)
+		}
+	}
+	for step := range *modelSteps {
+		switch r := rng.Intn(1000); {
+		case r < 700:
+			l, e := int64(rng.Intn(8)), int64(rng.Intn(60))
+			versions++
+			p := fmt.Appendf(nil, "%d/%d v%d %s", l, e, versions, make([]byte, rng.Intn(900)))
+			err := s.AddEntry(l, e, p)
+			if errors.Is(err, ErrRejected) {
+				// Full cache and no wait: make room and retry.
+				require.NoError(t, s.Checkpoint())
+				durable = live.clone()
+				err = s.AddEntry(l, e, p)
+			}
+			require.NoError(t, err, "step %d", step)
+			if live[l] == nil {
+				live[l] = map[int64][]byte{}
+			}
+			live[l][e] = p
+		case r < 760:
+			l := int64(rng.Intn(8))
+			_, err := s.DeleteLedger(l)
+			require.NoError(t, err)
+			delete(live, l)
+			delete(durable, l)
+		case r < 850:
+			l, e := int64(rng.Intn(8)), int64(rng.Intn(60))
+			if es, ok := live[l]; ok {
+				if p, ok := es[e]; ok {
+					requireEntry(t, s, l, e, p)
+				} else {
+					requireNoEntry(t, s, l, e)
+				}
+			} else {
+				requireNoLedger(t, s, l)
+			}
+		case r < 940:
+			require.NoError(t, s.Checkpoint(), "step %d", step)
+			durable = live.clone()
+		case r < 960:
+			require.NoError(t, s.Purge())
+		case r < 975:
+			require.NoError(t, s.Close())
+			s = env.open(t)
+			durable = live.clone()
+			verify(step)
+		default:
+			s = env.crash(t, s, rng.Int63())
+			live = durable.clone()
+			verify(step)
+		}
+	}
+	verify(*modelSteps)
+	require.NoError(t, s.Close())
+}

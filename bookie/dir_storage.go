@@ -1,0 +1,387 @@
+package bookie
+
+import (
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/cockroachdb/errors"
+)
+
+// DirStorage is the storage of one ledger directory (upstream's
+// SingleDirectoryDbLedgerStorage): its entry logs, write caches, read
+// cache, entry location index and ledgers index. See the package
+// documentation for the write and read paths.
+type DirStorage struct {
+	opts      *resolved
+	ledgerDir string // <ledger directory>/current
+	indexDir  string // <index directory>/current
+	log       *slog.Logger
+
+	entryLog  *entrylog.Logger
+	locations *entrylocation.Index
+	ledgers   *ledgerIndex
+	readCache *readCache
+	stats     *dirStats
+
+	// cacheMu guards which write cache is being filled and which is
+	// being flushed (a checkpoint swaps them) and roomCh. Lock order:
+	// flushMu, then cacheMu, then a cache's own mu.
+	cacheMu    sync.RWMutex
+	writeCache *writeCache
+	flushCache *writeCache
+	// roomCh is closed (and replaced) when the write cache is swapped
+	// for an empty one: writers waiting for room try again.
+	roomCh chan struct{}
+
+	// flushMu serializes checkpoints and purges: a purge never runs while
+	// a checkpoint writes locations, so none of a deleted ledger's
+	// locations lands after its purge.
+	flushMu sync.Mutex
+
+	// flushReq and purgeReq wake the background workers; stop stops them.
+	flushReq chan struct{}
+	purgeReq chan struct{}
+	stop     chan struct{}
+	bg       sync.WaitGroup
+
+	// closeMu is read-held by every call for its length; Close
+	// write-holds it to wait for them. closing is set first thing in
+	// Close, before stop is closed.
+	closeMu sync.RWMutex
+	closed  bool
+	closing atomic.Bool
+
+	// hooks are test hooks; nil in production.
+	hooks atomic.Pointer[testHooks]
+}
+
+// testHooks let tests stop or fail a checkpoint between its steps.
+type testHooks struct {
+	// afterEntryLogFlush runs once the entry log is synced, before the
+	// index is written; an error fails the checkpoint.
+	afterEntryLogFlush func() error
+}
+
+// openDirStorage opens the storage of ledger directory ledgerDir with its
+// indexes in indexDir (the directories as configured; "current" is
+// added).
+func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, err error) {
+	d := &DirStorage{
+		opts:      opts,
+		ledgerDir: filepath.Join(ledgerDir, "current"),
+		indexDir:  filepath.Join(indexDir, "current"),
+		readCache: newReadCache(opts.readCacheSize()),
+		stats:     newDirStats(opts.EnableStatistics),
+		roomCh:    make(chan struct{}),
+		flushReq:  make(chan struct{}, 1),
+		purgeReq:  make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+	}
+	d.log = opts.Logger.With("ledgerDir", d.ledgerDir)
+	half := opts.writeCacheHalf()
+	d.writeCache, d.flushCache = newWriteCache(half), newWriteCache(half)
+
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				_ = closers[i]()
+			}
+		}
+	}()
+	d.entryLog, err = entrylog.Open(d.ledgerDir, &entrylog.Options{FS: opts.EntryLogFS, LogSizeLimit: opts.LogSizeLimit, Logger: opts.Logger})
+	if err != nil {
+		return nil, errors.Wrapf(err, "bookie: opening the entry logs of %s", d.ledgerDir)
+	}
+	closers = append(closers, d.entryLog.Close)
+	ledgersOpts := opts.ledgersOpts
+	d.ledgers, err = openLedgerIndex(filepath.Join(d.indexDir, "ledgers"), &ledgersOpts)
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, d.ledgers.close)
+	indexOpts := opts.indexOpts
+	locPath := filepath.Join(d.indexDir, "locations")
+	d.locations, err = entrylocation.Open(locPath, &indexOpts)
+	if err != nil {
+		return nil, errors.Wrapf(err, "bookie: opening the entry location index %s", locPath)
+	}
+	closers = append(closers, d.locations.Close)
+
+	// The index's deletion marks live in memory: mark again the ledgers
+	// whose purge did not happen before the last shutdown.
+	pending := d.ledgers.pendingPurge()
+	for _, id := range pending {
+		if err := d.locations.Delete(id); err != nil {
+			return nil, err
+		}
+	}
+	existing, _ := d.ledgers.counts()
+	d.log.Info("ledger directory open", "indexDir", d.indexDir, "ledgers", existing, "pendingPurge", len(pending),
+		"writeCacheBytes", 2*half, "readCacheBytes", opts.readCacheSize())
+
+	d.bg.Add(2)
+	go d.flushLoop()
+	go d.purgeLoop()
+	if len(pending) > 0 {
+		d.requestPurge()
+	}
+	return d, nil
+}
+
+// LedgerDir returns <ledger directory>/current, where the entry logs are.
+func (d *DirStorage) LedgerDir() string { return d.ledgerDir }
+
+// IndexDir returns <index directory>/current, where the indexes are.
+func (d *DirStorage) IndexDir() string { return d.indexDir }
+
+// LocationIndex returns the directory's entry location index (for the
+// admin API's compactions and metrics). It belongs to the DirStorage:
+// do not close it.
+func (d *DirStorage) LocationIndex() *entrylocation.Index { return d.locations }
+
+// enter starts a call: it fails after Close, and otherwise holds Close off
+// until exit.
+func (d *DirStorage) enter(op string) error {
+	d.closeMu.RLock()
+	if d.closed {
+		d.closeMu.RUnlock()
+		return errors.Wrapf(ErrClosed, "bookie: %s", op)
+	}
+	return nil
+}
+
+func (d *DirStorage) exit() { d.closeMu.RUnlock() }
+
+// AddEntry adds an entry to the write cache, creating its ledger if
+// needed (or starting a new life of a deleted one). It is durable after
+// the next checkpoint. When the write cache is full it triggers a
+// checkpoint and waits for room up to MaxThrottleTime, then fails with
+// ErrRejected. Entry ids must be >= 0; a second add of an entry replaces
+// it.
+func (d *DirStorage) AddEntry(ledgerID, entryID int64, payload []byte) error {
+	start := d.stats.addEntry.start()
+	err := d.addEntry(ledgerID, entryID, payload)
+	d.stats.addEntry.done(err == nil, start)
+	return err
+}
+
+func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
+	if err := d.enter("AddEntry"); err != nil {
+		return err
+	}
+	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return err
+	}
+	if entryID < 0 {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: entry id %d is negative", entryID)
+	}
+	if maxSize := d.opts.maxEntrySize(); len(payload) > maxSize {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: entry %d of ledger %d has %d bytes, more than the %d a write cache can hold",
+			entryID, ledgerID, len(payload), maxSize)
+	}
+	d.ledgers.ensure(ledgerID)
+
+	var throttleStart, deadline time.Time
+	var timer *time.Timer
+	for {
+		d.cacheMu.RLock()
+		ok := d.writeCache.put(ledgerID, entryID, payload)
+		room := d.roomCh
+		d.cacheMu.RUnlock()
+		if ok {
+			if timer != nil {
+				timer.Stop()
+				d.stats.throttledWrite.done(true, throttleStart)
+			}
+			return nil
+		}
+		d.requestFlush()
+		now := time.Now()
+		if timer == nil {
+			throttleStart, deadline = now, now.Add(d.opts.MaxThrottleTime)
+			timer = time.NewTimer(max(d.opts.MaxThrottleTime, 0))
+		}
+		if !now.Before(deadline) {
+			d.stats.throttledWrite.done(false, throttleStart)
+			d.stats.rejectedWrites.Add(1)
+			return errors.Wrapf(ErrRejected, "bookie: entry %d of ledger %d: no room in the write cache after %s", entryID, ledgerID, d.opts.MaxThrottleTime)
+		}
+		select {
+		case <-room:
+		case <-timer.C:
+		case <-d.stop:
+			timer.Stop()
+			return errors.Wrapf(ErrClosed, "bookie: AddEntry: closing while waiting for room")
+		}
+	}
+}
+
+// DeleteLedger deletes a ledger: its entries leave the caches at once,
+// the deletion is recorded (synced) in the ledgers index, and its
+// locations are purged from the index after the next checkpoint. It
+// reports whether the ledger existed; deleting a ledger that does not
+// exist purges whatever locations the index holds for it all the same.
+func (d *DirStorage) DeleteLedger(ledgerID int64) (bool, error) {
+	if err := d.enter("DeleteLedger"); err != nil {
+		return false, err
+	}
+	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return false, err
+	}
+	// The write caches first: the two cache objects only swap roles, so
+	// this reaches every cached entry, whatever a checkpoint does.
+	d.cacheMu.RLock()
+	caches := [2]*writeCache{d.writeCache, d.flushCache}
+	d.cacheMu.RUnlock()
+	for _, c := range caches {
+		c.deleteLedger(ledgerID)
+	}
+	// Then the index's mark, before the ledgers index: a purge that sees
+	// the ledger pending also finds it marked.
+	if err := d.locations.Delete(ledgerID); err != nil {
+		return false, err
+	}
+	d.readCache.deleteLedger(ledgerID)
+	existed, err := d.ledgers.delete(ledgerID)
+	if err != nil {
+		return false, err
+	}
+	d.log.Info("deleted ledger; its locations go after the next checkpoint", "ledgerId", ledgerID, "existed", existed)
+	return existed, nil
+}
+
+// LedgerExists reports whether a ledger exists (was written to, or given
+// a master key, and not deleted since).
+func (d *DirStorage) LedgerExists(ledgerID int64) (bool, error) {
+	if err := d.enter("LedgerExists"); err != nil {
+		return false, err
+	}
+	defer d.exit()
+	exists, _ := d.ledgers.state(ledgerID)
+	return exists, nil
+}
+
+// LedgerInfo returns what the ledgers index records of a ledger, if it
+// has a record (an existing ledger, or a deleted one not yet purged).
+func (d *DirStorage) LedgerInfo(ledgerID int64) (LedgerInfo, bool, error) {
+	if err := d.enter("LedgerInfo"); err != nil {
+		return LedgerInfo{}, false, err
+	}
+	defer d.exit()
+	info, ok := d.ledgers.get(ledgerID)
+	return info, ok, nil
+}
+
+// SetMasterKey sets a ledger's master key, creating the ledger; a ledger
+// that has another key already is an error matching ErrWrongMasterKey.
+// Written at the next checkpoint.
+func (d *DirStorage) SetMasterKey(ledgerID int64, key []byte) error {
+	if err := d.enter("SetMasterKey"); err != nil {
+		return err
+	}
+	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return err
+	}
+	return d.ledgers.setMasterKey(ledgerID, key)
+}
+
+// SetFenced fences a ledger and reports whether it was not fenced yet.
+// Written at the next checkpoint.
+func (d *DirStorage) SetFenced(ledgerID int64) (bool, error) {
+	if err := d.enter("SetFenced"); err != nil {
+		return false, err
+	}
+	defer d.exit()
+	return d.ledgers.setFenced(ledgerID)
+}
+
+// SetExplicitLAC records a ledger's explicit LAC (opaque bytes). Written
+// at the next checkpoint.
+func (d *DirStorage) SetExplicitLAC(ledgerID int64, lac []byte) error {
+	if err := d.enter("SetExplicitLAC"); err != nil {
+		return err
+	}
+	defer d.exit()
+	return d.ledgers.setExplicitLAC(ledgerID, lac)
+}
+
+// UpdateEntriesLocations repoints entries that entry-log compaction
+// copied elsewhere: it waits for a checkpoint in progress, then writes the
+// locations in one synced batch (in chunks of the index's MaxBatchOps).
+// The entries must already be durable at their new locations.
+func (d *DirStorage) UpdateEntriesLocations(locs []entrylocation.EntryLocation) error {
+	if err := d.enter("UpdateEntriesLocations"); err != nil {
+		return err
+	}
+	defer d.exit()
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	if err := d.locations.UpdateLocations(locs); err != nil {
+		return err
+	}
+	entries := make([]cachedEntry, len(locs))
+	for i, l := range locs {
+		entries[i] = cachedEntry{ledgerID: l.LedgerID, entryID: l.EntryID}
+	}
+	d.readCache.invalidate(entries)
+	return nil
+}
+
+// Close stops the background work, waits for the calls in progress,
+// checkpoints what the write caches hold, purges the deleted ledgers, and
+// closes the entry logs and indexes. Later calls fail with ErrClosed.
+func (d *DirStorage) Close() error {
+	if !d.shutdown() {
+		return errors.Wrap(ErrClosed, "bookie: Close")
+	}
+
+	err := d.checkpoint()
+	if err == nil {
+		d.flushMu.Lock()
+		err = d.purgeLocked()
+		d.flushMu.Unlock()
+	}
+	if err != nil {
+		d.log.Error("final checkpoint failed; what it did not write is lost", "err", err)
+	}
+	err = errors.CombineErrors(err, d.locations.Close())
+	err = errors.CombineErrors(err, d.ledgers.close())
+	err = errors.CombineErrors(err, d.entryLog.Close())
+	return err
+}
+
+// shutdown stops the background workers and waits for them and for the
+// calls in progress; later calls fail with ErrClosed. Writers waiting for
+// room give up at once. It reports false if it ran before.
+func (d *DirStorage) shutdown() bool {
+	if !d.closing.CompareAndSwap(false, true) {
+		return false
+	}
+	close(d.stop)
+	d.closeMu.Lock()
+	d.closed = true
+	d.closeMu.Unlock()
+	d.bg.Wait()
+	return true
+}
+
+// abandon closes the files without a checkpoint, as a crash would leave
+// them (for tests): what the write caches hold is lost; what the indexes
+// and logs received stays.
+func (d *DirStorage) abandon() {
+	if !d.shutdown() {
+		return
+	}
+	_ = d.locations.Close()
+	_ = d.ledgers.close()
+	_ = d.entryLog.Close()
+}

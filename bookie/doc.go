@@ -1,0 +1,104 @@
+// Package bookie is the ledger storage a bookie embeds (upstream's
+// DbLedgerStorage and SingleDirectoryDbLedgerStorage): entry logs, write
+// and read caches, checkpoints, the read path, ledger deletion, and the
+// rebuild of the entry location index from the entry logs.
+//
+// # Layout
+//
+// A Storage has one DirStorage per ledger directory; ledger L lives in
+// directory L mod n. Each directory has:
+//
+//	<ledgerDir>/current/<hex id>.log   entry logs (package entrylog)
+//	<ledgerDir>/current/lastId         the id of the last entry log created
+//	<indexDir>/current/locations       entry location index (package entrylocation)
+//	<indexDir>/current/ledgers         ledgers index: a record per ledger (LedgerInfo)
+//
+// # Write path
+//
+// AddEntry copies the entry into the directory's write cache and returns:
+// nothing is durable yet. The cache has two halves, the one being filled
+// and the one being flushed. When the filled half is full, AddEntry
+// triggers a checkpoint and waits for the halves to swap, up to
+// MaxThrottleTime, then fails with ErrRejected.
+//
+// A checkpoint (every FlushInterval, when the cache is full, on demand,
+// and at Close) swaps the halves and writes the full one: its entries are
+// appended to the entry log in (ledger, entry) order, the entry log is
+// fsynced, the ledgers index's changes are written (synced), then the
+// entries' locations are written to the location index in one synced
+// batch. The index never names entry-log bytes a crash could lose; a
+// crash loses the entries of the checkpoint in progress and of the
+// caches, nothing a completed checkpoint acknowledged. Upstream relies on
+// its journal for the entries not yet checkpointed; this storage has no
+// journal: callers that need durability wait for a checkpoint
+// (Checkpoint, or the last-checkpoint metric).
+//
+// A checkpoint that fails keeps its half: the next checkpoint writes it
+// again before swapping (an entry written twice is harmless, the index
+// names the later copy), and writers wait meanwhile. An entry log that
+// fails a write or a sync is abandoned for a new one.
+//
+// # Read path
+//
+// GetEntry looks in the half being filled, the half being flushed, the
+// read cache, then the location index and the entry log. After a read
+// from an entry log it reads ahead the records that follow in the log
+// while they belong to the same ledger (ReadAheadBatchSize, ...Bytes) into
+// the read cache; unlike upstream it keeps only records that are their
+// entry's current copy (an entry written again has a stale copy earlier
+// in the logs). A checkpoint drops the read cache's copies of the entries
+// it rewrote, and a reader that looked an entry up before that does not
+// insert its stale copy after it (an invalidation epoch). Entry id -1
+// (LastEntry) reads the ledger's last entry: the greatest entry id of the
+// caches and of the index (a floor lookup).
+//
+// A ledger that does not exist (never written to nor given a master key,
+// or deleted) is an error matching ErrNoLedger; an absent entry of an
+// existing ledger, ErrNoEntry.
+//
+// # Deletion
+//
+// DeleteLedger removes the ledger's entries from the write caches and the
+// read cache, marks it in the location index (so that its last entry is
+// gone at once) and records the deletion in the ledgers index, synced: a
+// deleted ledger never comes back. Its locations are purged (one range
+// deletion each, in one synced batch) by a background worker after the
+// next checkpoint, even when that checkpoint had nothing to write, and by
+// the garbage collector every GCWaitTime, which retries failed purges.
+// Purges and checkpoints exclude each other, so no location written for a
+// ledger before its deletion lands after its purge. The marks of the
+// location index live in memory: at open, the ledgers whose purge did not
+// happen are marked again.
+//
+// A ledger written again after its deletion starts a new life: the
+// checkpoint that writes its first new entries purges the old locations
+// first, and the ledgers index records the entry-log position of that
+// purge as the ledger's floor. Until then reads do not consult the index
+// for it (it holds only the old life's locations), and a rebuild ignores
+// the ledger's records below its floor.
+//
+// # Rebuild
+//
+// RebuildLocationsIndex rebuilds a directory's location index from its
+// entry logs, offline (upstream's LocationsIndexRebuildOp): the old index
+// is moved aside, every log is scanned in ascending id, the records of
+// the ledgers that exist are sorted in bounded runs (spilled and merged
+// when they do not fit in memory, the copy with the greatest location
+// winning), written as disjoint tables with lsm.CreateTable and ingested
+// into an empty index with DB.Ingest: the tables land in the last level
+// as they are.
+//
+// # Metrics
+//
+// DirMetrics carries upstream's DbLedgerStorageStats (add-entry,
+// read-entry, flush, flush-entrylog, flush-locations-index,
+// flush-ledger-index, write and read cache hits and misses, throttled and
+// rejected writes, cache sizes) and the location index's own metrics.
+//
+// # Concurrency
+//
+// A Storage is safe for concurrent use. Close stops the background
+// workers, waits for the calls in progress (writers waiting for room give
+// up with ErrClosed), checkpoints, purges and closes the files; later
+// calls fail with ErrClosed.
+package bookie

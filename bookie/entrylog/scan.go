@@ -1,0 +1,82 @@
+package entrylog
+
+import (
+	"io"
+	"path/filepath"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ScanResult describes a scanned log.
+type ScanResult struct {
+	// LogID is the log's id, from its header.
+	LogID int64
+	// Records counts the records read.
+	Records int64
+	// Size is the file's size; ValidEnd the end of its last good record.
+	Size, ValidEnd int64
+	// Tail, if not nil, says why the scan stopped before Size: a torn
+	// record at the end of the log that was being written when the
+	// process died, or a damaged record (the scan cannot find records
+	// past it). It matches ErrCorruption.
+	Tail error
+}
+
+// Scan reads every record of the log at path in order and calls fn for
+// each; an error from fn stops the scan and is returned. It stops at the
+// first record that does not decode and reports it in the result's Tail
+// rather than failing: a crash leaves a torn record at the end of the log
+// that was being written. A bad header is an error.
+func Scan(fs FS, path string, fn func(rec *Record) error) (ScanResult, error) {
+	var res ScanResult
+	if fs == nil {
+		fs = OSFS
+	}
+	size, err := fs.Size(path)
+	if err != nil {
+		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
+	}
+	res.Size = size
+	f, err := fs.Open(path)
+	if err != nil {
+		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
+	}
+	defer f.Close()
+	h := make([]byte, headerUsed)
+	if err := readFull(f, h, 0); err != nil {
+		return res, errors.Wrapf(err, "entrylog: %s: reading the header", path)
+	}
+	id, err := decodeHeader(h)
+	if err != nil {
+		return res, errors.Wrapf(err, "entrylog: %s", path)
+	}
+	if want, ok := ParseLogFileName(filepath.Base(path)); ok && want != id {
+		return res, errors.Wrapf(ErrCorruption, "entrylog: %s: the header names log %#x", path, id)
+	}
+	res.LogID = id
+	res.ValidEnd = min(HeaderSize, size)
+	if size < HeaderSize {
+		res.Tail = errors.Wrapf(ErrCorruption, "entrylog: %s: %d bytes, shorter than the header", path, size)
+		return res, nil
+	}
+	it := newRecordIter(f, id, HeaderSize, size)
+	defer it.release()
+	for {
+		rec, err := it.next()
+		if err == io.EOF {
+			return res, nil
+		}
+		if err != nil {
+			if !errors.Is(err, ErrCorruption) {
+				return res, errors.Wrapf(err, "entrylog: scanning %s", path)
+			}
+			res.Tail = errors.Wrapf(err, "entrylog: %s: %d bytes not scanned", path, size-it.pos)
+			return res, nil
+		}
+		if err := fn(rec); err != nil {
+			return res, err
+		}
+		res.Records++
+		res.ValidEnd = it.pos
+	}
+}

@@ -1,0 +1,135 @@
+package bookie
+
+import (
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/entrylocation"
+)
+
+// Names of the storage's statistics, as upstream's DbLedgerStorageStats
+// registers them. A Prometheus exporter names them "bookie_" + the name
+// with '-' turned into '_'.
+const (
+	StatAddEntry               = "add-entry"
+	StatReadEntry              = "read-entry"
+	StatFlush                  = "flush"
+	StatFlushEntryLog          = "flush-entrylog"
+	StatFlushLocationsIndex    = "flush-locations-index"
+	StatFlushLedgerIndex       = "flush-ledger-index"
+	StatFlushSize              = "flush-size"
+	StatThrottledWrite         = "throttled-write"
+	StatRejectedWriteRequests  = "rejected-write-requests"
+	StatWriteCacheHits         = "write-cache-hits"
+	StatWriteCacheMisses       = "write-cache-misses"
+	StatReadCacheHits          = "read-cache-hits"
+	StatReadCacheMisses        = "read-cache-misses"
+	StatReadLocationsIndexTime = "read-locations-index-time"
+	StatReadEntryLogTime       = "read-entrylog-time"
+	StatReadAheadBatchCount    = "readahead-batch-count"
+	StatReadAheadBatchSize     = "readahead-batch-size"
+	StatWriteCacheSize         = "write-cache-size"
+	StatWriteCacheCount        = "write-cache-count"
+	StatReadCacheSize          = "read-cache-size"
+	StatReadCacheCount         = "read-cache-count"
+)
+
+// DirMetrics is a snapshot of one ledger directory's statistics.
+type DirMetrics struct {
+	// LedgerDir and IndexDir are the directories' "current"
+	// subdirectories, upstream's ledgerDir and indexDir labels.
+	LedgerDir, IndexDir string
+
+	// AddEntry and ReadEntry are add-entry and read-entry; their
+	// latencies only with EnableStatistics. A read of an absent entry
+	// counts as a failure.
+	AddEntry, ReadEntry entrylocation.OpStats
+	// Flush is a checkpoint's write of a cache (flush); FlushEntryLog,
+	// FlushLedgerIndex and FlushLocationsIndex its steps.
+	Flush, FlushEntryLog, FlushLedgerIndex, FlushLocationsIndex entrylocation.OpStats
+	// FlushBytes and FlushEntries total what checkpoints wrote
+	// (upstream's flush-size summary, as a sum and a count).
+	FlushBytes, FlushEntries int64
+	// ThrottledWrite times the adds that waited for room (throttled-write):
+	// a success found room in time.
+	ThrottledWrite entrylocation.OpStats
+	// RejectedWriteRequests counts the adds rejected with ErrRejected.
+	RejectedWriteRequests int64
+
+	WriteCacheHits, WriteCacheMisses int64
+	ReadCacheHits, ReadCacheMisses   int64
+	// ReadAheadBatches counts read-aheads, ReadAheadEntries and
+	// ReadAheadBytes what they brought into the read cache.
+	ReadAheadBatches, ReadAheadEntries, ReadAheadBytes int64
+	// ReadLocationsIndexTime and ReadEntryLogTime are the time reads
+	// spent in the index and in the entry logs (read-ahead included).
+	ReadLocationsIndexTime, ReadEntryLogTime time.Duration
+
+	// WriteCacheSize and WriteCacheCount cover both write caches (the one
+	// filling and the one being flushed); ReadCacheSize and ReadCacheCount
+	// the read cache.
+	WriteCacheSize, WriteCacheCount int64
+	ReadCacheSize, ReadCacheCount   int64
+
+	// Ledgers counts the existing ledgers; PendingPurgeLedgers the deleted
+	// ones whose locations are not purged yet.
+	Ledgers, PendingPurgeLedgers int64
+	// Purges counts completed purges, PurgedLedgers the ledgers they
+	// purged, PurgeFailures the failed ones.
+	Purges, PurgedLedgers, PurgeFailures int64
+	// LastCheckpoint is when the last checkpoint completed; zero if none.
+	LastCheckpoint time.Time
+
+	// EntryLog is the entry logs' counters.
+	EntryLog entrylog.Metrics
+	// Index is the entry location index's.
+	Index entrylocation.Metrics
+}
+
+// Metrics returns a snapshot of the directory's statistics. It works after
+// Close too (with the index's metrics empty).
+func (d *DirStorage) Metrics() DirMetrics {
+	s := d.stats
+	m := DirMetrics{
+		LedgerDir:              d.ledgerDir,
+		IndexDir:               d.indexDir,
+		AddEntry:               s.addEntry.snapshot(),
+		ReadEntry:              s.readEntry.snapshot(),
+		Flush:                  s.flush.snapshot(),
+		FlushEntryLog:          s.flushEntryLog.snapshot(),
+		FlushLedgerIndex:       s.flushLedgerIdx.snapshot(),
+		FlushLocationsIndex:    s.flushLocationsIndex.snapshot(),
+		FlushBytes:             s.flushBytes.Load(),
+		FlushEntries:           s.flushEntries.Load(),
+		ThrottledWrite:         s.throttledWrite.snapshot(),
+		RejectedWriteRequests:  s.rejectedWrites.Load(),
+		WriteCacheHits:         s.writeCacheHits.Load(),
+		WriteCacheMisses:       s.writeCacheMisses.Load(),
+		ReadCacheHits:          s.readCacheHits.Load(),
+		ReadCacheMisses:        s.readCacheMisses.Load(),
+		ReadAheadBatches:       s.readAheadBatches.Load(),
+		ReadAheadEntries:       s.readAheadEntries.Load(),
+		ReadAheadBytes:         s.readAheadBytes.Load(),
+		ReadLocationsIndexTime: time.Duration(s.readLocationsIndexNanos.Load()),
+		ReadEntryLogTime:       time.Duration(s.readEntryLogNanos.Load()),
+		Purges:                 s.purges.Load(),
+		PurgedLedgers:          s.purgedLedgers.Load(),
+		PurgeFailures:          s.purgeFailures.Load(),
+		EntryLog:               d.entryLog.Metrics(),
+		Index:                  d.locations.Metrics(),
+	}
+	if ns := s.lastCheckpointNanos.Load(); ns != 0 {
+		m.LastCheckpoint = time.Unix(0, ns)
+	}
+	d.cacheMu.RLock()
+	caches := [2]*writeCache{d.writeCache, d.flushCache}
+	d.cacheMu.RUnlock()
+	for _, c := range caches {
+		size, count := c.sizeAndCount()
+		m.WriteCacheSize += size
+		m.WriteCacheCount += count
+	}
+	m.ReadCacheSize, m.ReadCacheCount = d.readCache.sizeAndCount()
+	m.Ledgers, m.PendingPurgeLedgers = d.ledgers.counts()
+	return m
+}

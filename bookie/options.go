@@ -1,0 +1,246 @@
+package bookie
+
+import (
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/conf"
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/cockroachdb/errors"
+)
+
+// Defaults, BookKeeper's where it has one.
+const (
+	// DefaultFlushInterval is upstream's flushInterval.
+	DefaultFlushInterval = 10 * time.Second
+	// DefaultGCWaitTime is upstream's gcWaitTime.
+	DefaultGCWaitTime = 10 * time.Minute
+	// DefaultMaxThrottleTime is upstream's dbStorage_maxThrottleTimeMs.
+	DefaultMaxThrottleTime = 10 * time.Second
+	// DefaultWriteCacheSize and DefaultReadCacheSize are the caches of all
+	// directories together (conf's defaults, 512 MiB each).
+	DefaultWriteCacheSize = 512 << 20
+	DefaultReadCacheSize  = 512 << 20
+	// DefaultReadAheadBatchSize is upstream's
+	// dbStorage_readAheadCacheBatchSize.
+	DefaultReadAheadBatchSize = 100
+)
+
+// Options configure a Storage. Zero fields mean their defaults.
+type Options struct {
+	// LedgerDirs are the ledger directories; each one's entry logs live in
+	// <dir>/current. At least one.
+	LedgerDirs []string
+	// IndexDirs pair with LedgerDirs by position: directory i's indexes
+	// live in <IndexDirs[i]>/current/locations and .../ledgers. Default:
+	// LedgerDirs.
+	IndexDirs []string
+
+	// FlushInterval is the checkpoint period (flushInterval). Default
+	// DefaultFlushInterval; negative: no periodic checkpoint (the caller
+	// calls Checkpoint; a full write cache still triggers one).
+	FlushInterval time.Duration
+	// GCWaitTime is the garbage collector's period (gcWaitTime): it
+	// retries the purges of deleted ledgers that failed. Default
+	// DefaultGCWaitTime; negative: none.
+	GCWaitTime time.Duration
+	// WriteCacheSize bounds the write caches of all directories together,
+	// in bytes (dbStorage_writeCacheMaxSizeMb): each directory gets an
+	// equal share, split in two halves (the cache being filled and the one
+	// being flushed). Default DefaultWriteCacheSize.
+	WriteCacheSize int64
+	// ReadCacheSize bounds the read caches of all directories together
+	// (dbStorage_readAheadCacheMaxSizeMb). Default DefaultReadCacheSize;
+	// negative: no read cache.
+	ReadCacheSize int64
+	// MaxThrottleTime is how long an AddEntry waits for room in a full
+	// write cache before it fails with ErrRejected
+	// (dbStorage_maxThrottleTimeMs). Default DefaultMaxThrottleTime;
+	// negative: no wait.
+	MaxThrottleTime time.Duration
+	// ReadAheadBatchSize is the entries read ahead after a read-cache miss
+	// (dbStorage_readAheadCacheBatchSize). Default
+	// DefaultReadAheadBatchSize; negative: no read-ahead.
+	ReadAheadBatchSize int
+	// ReadAheadBatchBytes bounds the bytes read ahead
+	// (dbStorage_readAheadCacheBatchBytesSize). Zero or negative: no
+	// limit but ReadAheadBatchSize.
+	ReadAheadBatchBytes int64
+	// LogSizeLimit is the size at which entry logs rotate (logSizeLimit).
+	// Default entrylog.MaxLogSizeLimit (1 GiB).
+	LogSizeLimit int64
+
+	// Index configures the entry location indexes; nil means
+	// entrylocation.DefaultOptions(). Its Engine.FS, if set, also holds the
+	// ledgers indexes.
+	Index *entrylocation.Options
+	// LedgersEngine configures the ledgers indexes' engine. Nil: small
+	// defaults (4 MiB memtables, an 8 MiB block cache) on Index's FS.
+	LedgersEngine *lsm.Options
+	// EntryLogFS holds the entry logs. Default entrylog.OSFS.
+	EntryLogFS entrylog.FS
+	// EnableStatistics times add-entry and read-entry (enableStatistics);
+	// counts are always kept, and checkpoints are always timed.
+	EnableStatistics bool
+	// Logger receives the storage's log lines. Default: discarded.
+	Logger *slog.Logger
+}
+
+// OptionsFromConfig maps a configuration to Options. The second result
+// lists the engine settings that have no effect, one per line, for the
+// caller to log.
+func OptionsFromConfig(c *conf.Config, logger *slog.Logger) (*Options, []string, error) {
+	engine, notes, err := c.EntryLocationOptions()
+	if err != nil {
+		return nil, nil, errors.Wrap(err, "entry location options")
+	}
+	throttle := c.MaxThrottleTime
+	if throttle == 0 {
+		throttle = -1 // 0 in the file: reject at once
+	}
+	return &Options{
+		LedgerDirs:          c.LedgerDirectories,
+		IndexDirs:           c.IndexDirectories,
+		FlushInterval:       c.FlushInterval,
+		GCWaitTime:          c.GCWaitTime,
+		WriteCacheSize:      c.WriteCacheMaxSizeMB << 20,
+		ReadCacheSize:       c.ReadAheadCacheMaxSizeMB << 20,
+		MaxThrottleTime:     throttle,
+		ReadAheadBatchSize:  c.ReadAheadCacheBatchSize,
+		ReadAheadBatchBytes: c.ReadAheadCacheBatchBytesSize,
+		LogSizeLimit:        c.LogSizeLimit,
+		Index: &entrylocation.Options{
+			Engine:           engine,
+			MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
+			EnableStatistics: c.EnableStatistics,
+			Logger:           logger,
+		},
+		EnableStatistics: c.EnableStatistics,
+		Logger:           logger,
+	}, notes, nil
+}
+
+// resolved are Options with every default filled in.
+type resolved struct {
+	Options
+	indexOpts   entrylocation.Options
+	ledgersOpts lsm.Options
+}
+
+func (o *Options) resolve() (*resolved, error) {
+	r := &resolved{}
+	if o != nil {
+		r.Options = *o
+	}
+	if len(r.LedgerDirs) == 0 {
+		return nil, errors.Wrap(ErrInvalidArgument, "bookie: no ledger directories")
+	}
+	if len(r.IndexDirs) == 0 {
+		r.IndexDirs = r.LedgerDirs
+	}
+	if len(r.IndexDirs) != len(r.LedgerDirs) {
+		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: %d index directories for %d ledger directories; they pair by position", len(r.IndexDirs), len(r.LedgerDirs))
+	}
+	seen := map[string]bool{}
+	for i := range r.LedgerDirs {
+		for _, d := range []string{filepath.Join(r.LedgerDirs[i], "current", "ledger"), filepath.Join(r.IndexDirs[i], "current", "index")} {
+			if seen[d] {
+				return nil, errors.Wrapf(ErrInvalidArgument, "bookie: directory %s is listed twice", filepath.Dir(filepath.Dir(d)))
+			}
+			seen[d] = true
+		}
+	}
+	defDur := func(p *time.Duration, d time.Duration) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	defDur(&r.FlushInterval, DefaultFlushInterval)
+	defDur(&r.GCWaitTime, DefaultGCWaitTime)
+	defDur(&r.MaxThrottleTime, DefaultMaxThrottleTime)
+	if r.WriteCacheSize == 0 {
+		r.WriteCacheSize = DefaultWriteCacheSize
+	}
+	if r.WriteCacheSize < 0 {
+		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: WriteCacheSize %d is negative", r.WriteCacheSize)
+	}
+	if r.ReadCacheSize == 0 {
+		r.ReadCacheSize = DefaultReadCacheSize
+	}
+	if r.ReadAheadBatchSize == 0 {
+		r.ReadAheadBatchSize = DefaultReadAheadBatchSize
+	}
+	if r.LogSizeLimit == 0 {
+		r.LogSizeLimit = entrylog.MaxLogSizeLimit
+	}
+	if r.EntryLogFS == nil {
+		r.EntryLogFS = entrylog.OSFS
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.Index != nil {
+		r.indexOpts = *r.Index
+	} else {
+		r.indexOpts = *entrylocation.DefaultOptions()
+	}
+	if r.indexOpts.Logger == nil {
+		r.indexOpts.Logger = r.Logger
+	}
+	if r.EnableStatistics {
+		r.indexOpts.EnableStatistics = true
+	}
+	var fs lsm.FS
+	if r.indexOpts.Engine != nil {
+		fs = r.indexOpts.Engine.FS
+	}
+	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, fs, r.Logger)
+	return r, nil
+}
+
+// ledgersEngineOptions returns the engine options of a ledgers index:
+// custom if set, else small ones (the index holds a record per ledger).
+// fs and logger fill the options' own when they have none.
+func ledgersEngineOptions(custom *lsm.Options, fs lsm.FS, logger *slog.Logger) lsm.Options {
+	o := lsm.Options{
+		WriteBufferSize:      4 << 20,
+		TargetFileSizeBase:   4 << 20,
+		MaxBytesForLevelBase: 16 << 20,
+		BlockCacheSize:       8 << 20,
+		BlockSize:            4 << 10,
+		MaxBackgroundJobs:    1,
+	}
+	if custom != nil {
+		o = *custom
+	}
+	if o.FS == nil {
+		o.FS = fs
+	}
+	if o.Logger == nil {
+		o.Logger = logger
+	}
+	return o
+}
+
+// writeCacheHalf returns the size of each of a directory's two write
+// caches.
+func (r *resolved) writeCacheHalf() int64 {
+	return r.WriteCacheSize / int64(len(r.LedgerDirs)) / 2
+}
+
+// readCacheSize returns the size of a directory's read cache.
+func (r *resolved) readCacheSize() int64 {
+	if r.ReadCacheSize < 0 {
+		return 0
+	}
+	return r.ReadCacheSize / int64(len(r.LedgerDirs))
+}
+
+// maxEntrySize returns the largest payload AddEntry accepts: it must fit
+// an empty write cache, and an entry log record.
+func (r *resolved) maxEntrySize() int {
+	return int(max(min(r.writeCacheHalf()-writeCacheEntryOverhead, entrylog.MaxPayloadSize), 0))
+}

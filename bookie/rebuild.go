@@ -1,0 +1,331 @@
+package bookie
+
+import (
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/cockroachdb/errors"
+)
+
+// DefaultRebuildRunEntries bounds the locations a rebuild sorts in memory
+// at a time (24 bytes each: 48 MiB).
+const DefaultRebuildRunEntries = 2 << 20
+
+// backupTimeLayout is upstream's yyyy-MM-dd'T'HH:mm:ss.SSSZ.
+const backupTimeLayout = "2006-01-02T15:04:05.000-0700"
+
+// RebuildOptions configure RebuildLocationsIndex.
+type RebuildOptions struct {
+	// LedgerDir and IndexDir are the directories as configured; the entry
+	// logs are in LedgerDir/current, the indexes in IndexDir/current.
+	// IndexDir defaults to LedgerDir.
+	LedgerDir, IndexDir string
+	// Engine configures the new index (and the tables written for it);
+	// nil means lsm.DefaultOptions(). Its FS must be the operating
+	// system's: the tables are written with lsm.CreateTable.
+	Engine *lsm.Options
+	// LedgersEngine configures the ledgers index's engine; nil, the
+	// storage's defaults.
+	LedgersEngine *lsm.Options
+	// EntryLogFS holds the entry logs. Default entrylog.OSFS.
+	EntryLogFS entrylog.FS
+	// RunEntries bounds the locations sorted in memory at a time; more
+	// are sorted in runs spilled to files and merged. Default
+	// DefaultRebuildRunEntries.
+	RunEntries int
+	// Progress, if set, is called after each entry log.
+	Progress func(RebuildProgress)
+	// Logger receives warnings (torn logs). Default: discarded.
+	Logger *slog.Logger
+	// Now names the backup. Default time.Now.
+	Now func() time.Time
+}
+
+// RebuildProgress reports a rebuild's progress after each entry log.
+type RebuildProgress struct {
+	// LogsDone of Logs entry logs are scanned; LogID is the last one.
+	LogsDone, Logs int
+	LogID          int64
+	// Records were read, Indexed of them kept (their ledger exists and
+	// they are its entries' copies at or above its floor).
+	Records, Indexed int64
+	Elapsed          time.Duration
+}
+
+// RebuildResult describes a finished rebuild.
+type RebuildResult struct {
+	// LocationsPath is the new index; BackupPath the old one, moved aside
+	// ("" if there was none).
+	LocationsPath, BackupPath string
+	// Logs were scanned, holding Records records; Indexed of them went
+	// into the index, Entries distinct entries (later copies of an entry
+	// replace earlier ones).
+	Logs             int
+	Records, Indexed int64
+	Entries          int64
+	// Ledgers is the number of existing ledgers in the ledgers index.
+	Ledgers int
+	// Runs is the number of sorted runs spilled to disk (0: all fit in
+	// memory); Tables the number of tables ingested.
+	Runs, Tables int
+	// TornLogs lists the logs whose scan stopped before their end (a
+	// torn record after a crash, or damage), with why.
+	TornLogs []string
+	Duration time.Duration
+}
+
+// RebuildLocationsIndex rebuilds a directory's entry location index from
+// its entry logs, offline (upstream's LocationsIndexRebuildOp). It moves
+// the index aside as locations.BACKUP-<timestamp>, scans every entry log
+// in ascending id, keeps the records of the ledgers the ledgers index
+// says exist (and, for a ledger deleted and written again, only those of
+// its current life), sorts them, writes them as tables with
+// lsm.CreateTable and ingests them into a new, empty index: the tables go
+// to the last level as they are, no compaction rewrites them.
+//
+// Of several copies of an entry the one written last wins (the greatest
+// location), as upstream. The ledgers index is held open for the whole
+// rebuild, so a running bookie (which holds it) makes the rebuild fail
+// before anything is moved.
+func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
+	start := time.Now()
+	o := opts
+	if o.IndexDir == "" {
+		o.IndexDir = o.LedgerDir
+	}
+	if o.LedgerDir == "" {
+		return nil, errors.Wrap(ErrInvalidArgument, "bookie: rebuild: no ledger directory")
+	}
+	if o.EntryLogFS == nil {
+		o.EntryLogFS = entrylog.OSFS
+	}
+	if o.RunEntries <= 0 {
+		o.RunEntries = DefaultRebuildRunEntries
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	var engine lsm.Options
+	if o.Engine != nil {
+		engine = *o.Engine
+	}
+	engine.EnsureDefaults()
+	ledgersOpts := ledgersEngineOptions(o.LedgersEngine, nil, o.Logger)
+
+	current := filepath.Join(o.IndexDir, "current")
+	logDir := filepath.Join(o.LedgerDir, "current")
+	res := &RebuildResult{LocationsPath: filepath.Join(current, "locations")}
+
+	if _, err := o.EntryLogFS.List(logDir); err != nil {
+		return nil, errors.Wrapf(err, "bookie: rebuild: no entry logs to read in %s", logDir)
+	}
+	// The ledgers index first: it says which ledgers to keep, and its
+	// lock keeps a running bookie away.
+	ledgers, err := openLedgerIndex(filepath.Join(current, "ledgers"), &ledgersOpts)
+	if err != nil {
+		return nil, errors.Wrap(err, "bookie: rebuild (is the bookie running?)")
+	}
+	defer ledgers.close()
+	active := ledgers.activeLedgers()
+	res.Ledgers = len(active)
+	ids, err := entrylog.ListLogs(o.EntryLogFS, logDir)
+	if err != nil {
+		return nil, err
+	}
+	res.Logs = len(ids)
+
+	stamp := o.Now()
+	if _, err := os.Stat(res.LocationsPath); err == nil {
+		res.BackupPath = res.LocationsPath + ".BACKUP-" + stamp.Format(backupTimeLayout)
+		if err := os.Rename(res.LocationsPath, res.BackupPath); err != nil {
+			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
+		}
+		o.Logger.Info("moved the entry location index aside", "from", res.LocationsPath, "to", res.BackupPath)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, errors.Wrap(err, "bookie: rebuild")
+	}
+	if err := buildIndex(&o, &engine, res, active, ids, logDir, current, stamp, start); err != nil {
+		if res.BackupPath != "" {
+			return nil, errors.Wrapf(err, "bookie: rebuild failed; the old index is at %s", res.BackupPath)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+// buildIndex scans the logs, sorts, writes tables and ingests them into a
+// new index at res.LocationsPath (RebuildLocationsIndex once the old index
+// is out of the way), filling res.
+func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, active map[int64]int64, ids []int64, logDir, current string, stamp, start time.Time) error {
+	tmpDir := filepath.Join(current, fmt.Sprintf("locations.rebuild-%d", stamp.UnixNano()))
+	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+		return errors.Wrap(err, "bookie: rebuild")
+	}
+	defer os.RemoveAll(tmpDir)
+
+	// Scan, in runs.
+	run := make([]locationEntry, 0, min(o.RunEntries, 1<<16))
+	var runPaths []string
+	spill := func() error {
+		run = sortRun(run)
+		path := filepath.Join(tmpDir, fmt.Sprintf("run-%06d", len(runPaths)))
+		if err := writeRun(path, run); err != nil {
+			return err
+		}
+		runPaths = append(runPaths, path)
+		run = run[:0]
+		return nil
+	}
+	for i, id := range ids {
+		scan, err := entrylog.Scan(o.EntryLogFS, filepath.Join(logDir, entrylog.LogFileName(id)), func(rec *entrylog.Record) error {
+			res.Records++
+			floor, ok := active[rec.LedgerID]
+			if !ok || rec.Location < floor {
+				return nil
+			}
+			res.Indexed++
+			run = append(run, locationEntry{rec.LedgerID, rec.EntryID, rec.Location})
+			if len(run) >= o.RunEntries {
+				return spill()
+			}
+			return nil
+		})
+		if err != nil {
+			return errors.Wrap(err, "bookie: rebuild")
+		}
+		if scan.Tail != nil {
+			res.TornLogs = append(res.TornLogs, scan.Tail.Error())
+			o.Logger.Warn("entry log scan stopped before the end", "log", id, "validEnd", scan.ValidEnd, "size", scan.Size, "err", scan.Tail)
+		}
+		if o.Progress != nil {
+			o.Progress(RebuildProgress{LogsDone: i + 1, Logs: len(ids), LogID: id, Records: res.Records, Indexed: res.Indexed, Elapsed: time.Since(start)})
+		}
+	}
+
+	// Write disjoint tables: straight from memory, or from the merge of
+	// the runs.
+	tw := &tableSink{dir: tmpDir, opts: tableOptionsOf(engine), target: uint64(engine.TargetFileSizeBase)}
+	if len(runPaths) == 0 {
+		for _, e := range sortRun(run) {
+			if err := tw.add(&e); err != nil {
+				tw.abort()
+				return err
+			}
+		}
+	} else {
+		if len(run) > 0 {
+			if err := spill(); err != nil {
+				return err
+			}
+		}
+		res.Runs = len(runPaths)
+		if err := mergeRuns(runPaths, tw.add); err != nil {
+			tw.abort()
+			return err
+		}
+	}
+	tables, err := tw.finish()
+	if err != nil {
+		return err
+	}
+	res.Tables, res.Entries = len(tables), tw.entries
+
+	db, err := lsm.Open(res.LocationsPath, engine)
+	if err != nil {
+		return errors.Wrapf(err, "bookie: rebuild: creating the index %s", res.LocationsPath)
+	}
+	if err := db.Ingest(tables); err != nil {
+		_ = db.Close()
+		return errors.Wrapf(err, "bookie: rebuild: ingesting %d tables", len(tables))
+	}
+	if err := db.Close(); err != nil {
+		return errors.Wrap(err, "bookie: rebuild: closing the new index")
+	}
+	res.Duration = time.Since(start)
+	return nil
+}
+
+// tableOptionsOf returns the table options of an engine's tables.
+func tableOptionsOf(e *lsm.Options) lsm.TableOptions {
+	return lsm.TableOptions{
+		BlockSize:            e.BlockSize,
+		RestartInterval:      e.BlockRestartInterval,
+		IndexRestartInterval: e.IndexBlockRestartInterval,
+		MetadataBlockSize:    e.MetadataBlockSize,
+		Layout:               e.TableLayout,
+		BloomBitsPerKey:      e.BloomBitsPerKey,
+		Compression:          e.Compression,
+		DisableCommonPrefix:  e.DisableCommonPrefix,
+	}
+}
+
+// tableSink writes sorted entries into tables of about target bytes.
+type tableSink struct {
+	dir     string
+	opts    lsm.TableOptions
+	target  uint64
+	w       *lsm.TableWriter
+	paths   []string
+	entries int64
+	key     [16]byte
+	value   [8]byte
+}
+
+func (t *tableSink) add(e *locationEntry) error {
+	if t.w == nil {
+		path := filepath.Join(t.dir, fmt.Sprintf("table-%06d.sst", len(t.paths)))
+		w, err := lsm.CreateTable(path, t.opts)
+		if err != nil {
+			return errors.Wrap(err, "bookie: rebuild")
+		}
+		t.w = w
+		t.paths = append(t.paths, path)
+	}
+	binary.BigEndian.PutUint64(t.key[0:], uint64(e.ledgerID))
+	binary.BigEndian.PutUint64(t.key[8:], uint64(e.entryID))
+	binary.BigEndian.PutUint64(t.value[:], uint64(e.location))
+	if err := t.w.Set(t.key[:], t.value[:]); err != nil {
+		return errors.Wrap(err, "bookie: rebuild: writing a table")
+	}
+	t.entries++
+	if t.w.EstimatedSize() >= t.target {
+		return t.closeTable()
+	}
+	return nil
+}
+
+func (t *tableSink) closeTable() error {
+	w := t.w
+	t.w = nil
+	if _, err := w.Close(); err != nil {
+		return errors.Wrap(err, "bookie: rebuild: finishing a table")
+	}
+	return nil
+}
+
+// finish closes the last table and returns the paths of all.
+func (t *tableSink) finish() ([]string, error) {
+	if t.w != nil {
+		if err := t.closeTable(); err != nil {
+			return nil, err
+		}
+	}
+	return t.paths, nil
+}
+
+// abort closes an unfinished table (the directory is removed anyway).
+func (t *tableSink) abort() {
+	if t.w != nil {
+		_, _ = t.w.Close()
+		t.w = nil
+	}
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/cockroachdb/errors"
+)
+
+// rebuildProgressEvery is how often rebuild reports a directory's scan.
+const rebuildProgressEvery = 2 * time.Second
+
+// runRebuild rebuilds the entry location index of every ledger directory
+// from its entry logs, offline, with progress lines on stderr.
+func runRebuild(args []string, stdout, stderr io.Writer) error {
+	return rebuildAll(args, stderr, rebuildProgressEvery)
+}
+
+func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) error {
+	fset := flag.NewFlagSet("rebuild", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fset)
+	fset.Usage = func() {
+		_, _ = io.WriteString(fset.Output(), "usage: bookie-index rebuild [--conf FILE] [--set key=value ...]\n\n"+
+			"Rebuilds the entry location index of every ledger directory of the configuration\n"+
+			"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
+			"moved aside as <indexDir>/current/locations.BACKUP-<timestamp>; only ledgers the\n"+
+			"ledgers index holds are indexed, and of several copies of an entry the last\n"+
+			"written wins (upstream's rebuild-db-ledger-locations-index).\n\n")
+		fset.PrintDefaults()
+	}
+	pos, err := parseFlags(fset, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	c, err := cf.load()
+	if err != nil {
+		return err
+	}
+	engine, _, err := c.EntryLocationOptions()
+	if err != nil {
+		return errors.Wrap(err, "entry location options")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	paths := c.LocationsPaths()
+	failed := 0
+	for i := range c.LedgerDirectories {
+		prefix := fmt.Sprintf("rebuild [%d/%d] %s", i+1, len(paths), paths[i])
+		fmt.Fprintf(stderr, "%s: scanning the entry logs of %s\n", prefix, c.LedgerDirectories[i])
+		last := time.Now()
+		res, err := bookie.RebuildLocationsIndex(bookie.RebuildOptions{
+			LedgerDir: c.LedgerDirectories[i],
+			IndexDir:  c.IndexDirectories[i],
+			Engine:    engine,
+			Logger:    log,
+			Progress: func(p bookie.RebuildProgress) {
+				if time.Since(last) < progressEvery && p.LogsDone < p.Logs {
+					return
+				}
+				last = time.Now()
+				fmt.Fprintf(stderr, "%s: %d/%d entry logs scanned (last %x.log), %d records, %d to index, %s\n",
+					prefix, p.LogsDone, p.Logs, p.LogID, p.Records, p.Indexed, p.Elapsed.Round(time.Millisecond))
+			},
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+			failed++
+			continue
+		}
+		for _, torn := range res.TornLogs {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, torn)
+		}
+		backup := "none (there was no index)"
+		if res.BackupPath != "" {
+			backup = res.BackupPath
+		}
+		fmt.Fprintf(stderr, "%s: done in %s: %d entry logs, %d records, %d entries of %d ledgers in %d tables (%d sorted runs); old index: %s\n",
+			prefix, res.Duration.Round(time.Millisecond), res.Logs, res.Records, res.Entries, res.Ledgers, res.Tables, res.Runs, backup)
+	}
+	if failed > 0 {
+		return errors.Newf("%d of %d directories failed", failed, len(paths))
+	}
+	return nil
+}
