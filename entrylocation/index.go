@@ -3,6 +3,7 @@ package entrylocation
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,26 @@ import (
 // errors: the ledger has no entries, or is marked deleted. Upstream throws
 // Bookie.NoEntryException in both cases.
 var ErrNoEntry = errors.New("no entry")
+
+// noEntryError is GetLastEntryInLedger's "no entry" error, with upstream's
+// message. It is a plain value rather than a wrapped error because floor
+// lookups of empty and deleted ledgers are frequent: a wrapped error
+// captures a stack trace, which cost more than the lookup itself.
+type noEntryError struct {
+	ledgerID int64
+	deleted  bool
+}
+
+func (e *noEntryError) Error() string {
+	if e.deleted {
+		return fmt.Sprintf("entrylocation: Entry -1 not found in %d (the ledger is marked deleted): no entry", e.ledgerID)
+	}
+	return fmt.Sprintf("entrylocation: Entry -1 not found in %d: no entry", e.ledgerID)
+}
+
+// Unwrap makes errors.Is(err, ErrNoEntry) hold, for the standard library
+// and cockroachdb/errors alike.
+func (e *noEntryError) Unwrap() error { return ErrNoEntry }
 
 // ErrClosed is the errors.Is target of every call on a closed Index (or
 // Batch). It is the engine's lsm.ErrClosed, so a call racing with Close
@@ -208,7 +229,7 @@ func (ix *Index) getLastEntryInLedger(ledgerID int64, stats *lsm.ReadStats) (int
 		return 0, err
 	}
 	if ix.isMarkedDeleted(ledgerID) {
-		return 0, errors.Wrapf(ErrNoEntry, "entrylocation: Entry -1 not found in %d (the ledger is marked deleted)", ledgerID)
+		return 0, &noEntryError{ledgerID: ledgerID, deleted: true}
 	}
 	first, end := ledgerBounds(ledgerID)
 	it, err := ix.db.NewIter(&lsm.IterOptions{LowerBound: first[:], UpperBound: end[:], Stats: stats})
@@ -230,7 +251,7 @@ func (ix *Index) getLastEntryInLedger(ledgerID int64, stats *lsm.ReadStats) (int
 		return 0, errors.Wrapf(err, "entrylocation: last entry of ledger %d", ledgerID)
 	}
 	if !found {
-		return 0, errors.Wrapf(ErrNoEntry, "entrylocation: Entry -1 not found in %d", ledgerID)
+		return 0, &noEntryError{ledgerID: ledgerID}
 	}
 	return entryID, nil
 }

@@ -141,40 +141,57 @@ func (it *Iter) CommonPrefix() []byte { return it.data[:it.prefixLen] }
 // NumRestarts returns the number of restart points.
 func (it *Iter) NumRestarts() int { return it.numRestarts }
 
-// uvarint decodes a varint at data[off:]; n <= 0 means malformed.
+// uvarint decodes a varint at data[off:]; n <= 0 means malformed. The
+// one-byte case, nearly every header field, is small enough to inline.
 func uvarint(data []byte, off int) (uint64, int) {
-	if off < len(data) && data[off] < 0x80 {
+	if uint(off) < uint(len(data)) && data[off] < 0x80 {
 		return uint64(data[off]), 1
 	}
-	if off >= len(data) {
+	return uvarintSlow(data, off)
+}
+
+func uvarintSlow(data []byte, off int) (uint64, int) {
+	if off < 0 || off >= len(data) {
 		return 0, 0
 	}
 	return binary.Uvarint(data[off:])
 }
 
+// header decodes an entry's four varint header fields at off: shared,
+// unshared, valueLen, trailer; p is where the key bytes start. ok is false
+// on malformed data. The common case, four one-byte varints, takes one
+// bounds check and no calls.
+func header(data []byte, off int) (shared, unshared, valueLen, trailer uint64, p int, ok bool) {
+	if off >= 0 && off+4 <= len(data) {
+		h := data[off : off+4]
+		if (h[0]|h[1]|h[2]|h[3])&0x80 == 0 {
+			return uint64(h[0]), uint64(h[1]), uint64(h[2]), uint64(h[3]), off + 4, true
+		}
+	}
+	return headerSlow(data, off)
+}
+
+func headerSlow(data []byte, off int) (shared, unshared, valueLen, trailer uint64, p int, ok bool) {
+	var fields [4]uint64
+	p = off
+	for i := range fields {
+		v, n := uvarint(data, p)
+		if n <= 0 {
+			return 0, 0, 0, 0, 0, false
+		}
+		fields[i] = v
+		p += n
+	}
+	return fields[0], fields[1], fields[2], fields[3], p, true
+}
+
 // decodeAt reads the entry at off, building its key from the current key.
 func (it *Iter) decodeAt(off int) bool {
 	data := it.data[:it.restartsOff]
-	shared, n1 := uvarint(data, off)
-	if n1 <= 0 {
+	shared, unshared, valueLen, trailer, p, ok := header(data, off)
+	if !ok {
 		return it.corrupt(off)
 	}
-	p := off + n1
-	unshared, n2 := uvarint(data, p)
-	if n2 <= 0 {
-		return it.corrupt(off)
-	}
-	p += n2
-	valueLen, n3 := uvarint(data, p)
-	if n3 <= 0 {
-		return it.corrupt(off)
-	}
-	p += n3
-	trailer, n4 := uvarint(data, p)
-	if n4 <= 0 {
-		return it.corrupt(off)
-	}
-	p += n4
 	if unshared > uint64(len(data)-p) || valueLen > uint64(len(data)-p)-unshared {
 		return it.corrupt(off)
 	}
@@ -225,28 +242,8 @@ func (it *Iter) compareCurrent(suffix []byte, trailer base.Trailer) int {
 // without copying the key out of the block. ok is false on malformed data.
 func (it *Iter) compareRestart(i int, suffix []byte, trailer base.Trailer) (c int, ok bool) {
 	data := it.data[:it.restartsOff]
-	off := it.restart(i)
-	_, n1 := uvarint(data, off)
-	if n1 <= 0 {
-		return 0, false
-	}
-	p := off + n1
-	unshared, n2 := uvarint(data, p)
-	if n2 <= 0 {
-		return 0, false
-	}
-	p += n2
-	_, n3 := uvarint(data, p)
-	if n3 <= 0 {
-		return 0, false
-	}
-	p += n3
-	t, n4 := uvarint(data, p)
-	if n4 <= 0 {
-		return 0, false
-	}
-	p += n4
-	if unshared > uint64(len(data)-p) {
+	_, unshared, _, t, p, ok := header(data, it.restart(i))
+	if !ok || unshared > uint64(len(data)-p) {
 		return 0, false
 	}
 	if c := bytes.Compare(data[p:p+int(unshared)], suffix); c != 0 {

@@ -82,10 +82,15 @@ func (it *Iter) Close() error {
 	it.indexAt, it.dataAt = noBlock, noBlock
 	err := it.err
 	if err == nil {
-		it.err = errors.Wrap(base.ErrClosed, "sstable: iterator")
+		it.err = errIterClosed
 	}
 	return err
 }
+
+// errIterClosed is the error of a closed iterator: made once, since Close
+// is on every short-lived iterator's path and a fresh error would capture a
+// stack trace each time.
+var errIterClosed = errors.Wrap(base.ErrClosed, "sstable: iterator is closed")
 
 func (it *Iter) invalidate() bool {
 	it.dataAt = noBlock
