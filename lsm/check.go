@@ -42,7 +42,9 @@ func (d *DB) Tables() ([]TableInfo, error) {
 			if err != nil {
 				return nil, err
 			}
-			info.Properties = h.reader.Properties()
+			props := *h.reader.Properties()
+			info.Properties = &props
+			d.tableCache.release(h)
 			out = append(out, info)
 		}
 	}
@@ -65,7 +67,9 @@ func (d *DB) Check() error {
 			if err != nil {
 				return errors.Wrapf(err, "L%d table %s", level, path)
 			}
-			if err := h.reader.Verify(); err != nil {
+			err = h.reader.Verify()
+			d.tableCache.release(h)
+			if err != nil {
 				return errors.Wrapf(err, "L%d table %s", level, path)
 			}
 		}

@@ -135,11 +135,21 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 
 	var children []base.InternalIterator
 	var ts []rangedel.Tombstone
+	var handles []*tableHandle
+	defer func() {
+		for _, h := range handles {
+			d.tableCache.release(h)
+		}
+	}()
 	for _, t := range c.allInputs() {
 		h, err := d.tableCache.get(t.FileNum)
 		if err != nil {
+			for _, it := range children {
+				_ = it.Close()
+			}
 			return nil, err
 		}
+		handles = append(handles, h)
 		children = append(children, h.reader.NewIter(sstable.IterOptions{NoFillCache: true}))
 		for _, f := range h.tombstones.Fragments() {
 			for _, s := range f.Seqs {

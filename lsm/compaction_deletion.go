@@ -66,6 +66,7 @@ func (d *DB) tombstonesAbove(v *manifest.Version, level int) (*rangedel.Set, err
 					ts = append(ts, rangedel.Tombstone{Start: f.Start, End: f.End, Seq: s})
 				}
 			}
+			d.tableCache.release(h)
 		}
 	}
 	if len(ts) == 0 {
@@ -107,6 +108,7 @@ func (d *DB) scanCoverage(v *manifest.Version) map[uint64]float64 {
 			covered, total, err := h.reader.CoveredBytes(func(lo, hi []byte) bool {
 				return deleted(lo) && deleted(hi)
 			})
+			d.tableCache.release(h)
 			if err != nil || total == 0 {
 				continue
 			}

@@ -88,3 +88,41 @@ func TestBasicReadWrite(t *testing.T) {
 	require.True(t, errors.Is(err, ErrClosed))
 	require.True(t, errors.Is(d.Close(), ErrClosed))
 }
+
+// TestMaxOpenFiles bounds the open tables: reads reopen closed ones.
+func TestMaxOpenFiles(t *testing.T) {
+	o := smallOptions(NewMemFS())
+	o.MaxOpenFiles = 16
+	o.Level0FileNumCompactionTrigger = 100 // keep many tables
+	o.Level0SlowdownWritesTrigger = 200
+	o.Level0StopWritesTrigger = 300
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	defer d.Close()
+	var b Batch
+	for i := 0; i < 40; i++ {
+		b.Reset()
+		b.Set([]byte(fmt.Sprintf("k%03d", i)), []byte(fmt.Sprintf("v%d", i)))
+		require.NoError(t, d.Apply(&b, NoSync))
+		require.NoError(t, d.Flush())
+	}
+	require.Equal(t, 40, d.Metrics().Levels[0].Tables)
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 40; i++ {
+			v, err := d.Get([]byte(fmt.Sprintf("k%03d", i)))
+			require.NoError(t, err)
+			require.Equal(t, fmt.Sprintf("v%d", i), string(v))
+			require.LessOrEqual(t, d.tableCache.openTables(), 16)
+		}
+	}
+	it, err := d.NewIter(nil)
+	require.NoError(t, err)
+	n := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	require.NoError(t, it.Close())
+	require.Equal(t, 40, n)
+	require.LessOrEqual(t, d.tableCache.openTables(), 16)
+	require.NoError(t, d.Check())
+}

@@ -133,6 +133,7 @@ func (d *DB) getFromTable(dst []byte, t *manifest.TableMeta, l *sstable.Lookup, 
 	if err != nil {
 		return dst, 0, true, err
 	}
+	defer d.tableCache.release(h)
 	if h.tombstones != nil {
 		*tomb = max(*tomb, h.tombstones.MaxCoveringSeq(l.UserKey, l.Seq))
 	}

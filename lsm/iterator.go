@@ -109,7 +109,8 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 				rs.unref()
 				return nil, err
 			}
-			addFrags(h.tombstones)
+			addFrags(h.tombstones) // copies the keys (BuildSet below)
+			d.tableCache.release(h)
 		}
 	}
 	if len(ts) > 0 {

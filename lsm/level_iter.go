@@ -17,9 +17,10 @@ type levelIter struct {
 	tables []*manifest.TableMeta
 	opts   sstable.IterOptions
 
-	index int           // current table, or -1 / len(tables) off either end
-	iter  *sstable.Iter // iterator of tables[index], nil if none
-	err   error
+	index  int           // current table, or -1 / len(tables) off either end
+	iter   *sstable.Iter // iterator of tables[index], nil if none
+	handle *tableHandle  // the open table of iter, referenced
+	err    error
 }
 
 var _ base.InternalIterator = (*levelIter)(nil)
@@ -58,6 +59,8 @@ func (l *levelIter) open(i int) bool {
 			l.err = err
 		}
 		l.iter = nil
+		l.d.tableCache.release(l.handle)
+		l.handle = nil
 	}
 	l.index = i
 	if i < 0 || i >= len(l.tables) || l.err != nil {
@@ -69,6 +72,7 @@ func (l *levelIter) open(i int) bool {
 		return false
 	}
 	l.iter = h.reader.NewIter(l.opts)
+	l.handle = h
 	return true
 }
 

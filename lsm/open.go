@@ -47,7 +47,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 		d.cache = c
 	}
-	d.tableCache = newTableCache(d.fs, dir, d.cache)
+	d.tableCache = newTableCache(d.fs, dir, d.cache, max(o.MaxOpenFiles, 0))
 	if err := d.open(); err != nil {
 		d.tableCache.close()
 		if d.mu.versions != nil {

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
@@ -11,18 +12,22 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// tableCache opens table readers lazily, once, and keeps them open while
-// the table is live. Readers need no reference per access: a read holds a
-// version, and a table's reader is closed only after every version holding
-// it is gone (the table is obsolete).
-//
-// MaxOpenFiles is not enforced yet: like BookKeeper's max_open_files=-1,
-// every live table stays open.
+// tableCache opens table readers lazily and keeps them open. With
+// maxOpen > 0 it closes the least recently used readers nobody is using
+// when more than maxOpen are open; a later access reopens them. Every get
+// must be paired with a release.
 type tableCache struct {
-	fs    vfs.FS
-	dir   string
-	cache *cache.Cache
+	fs      vfs.FS
+	dir     string
+	cache   *cache.Cache
+	maxOpen int
 
+	clock   atomic.Int64 // access counter, for least-recently-used choices
+	numOpen atomic.Int64 // handles in the map
+
+	// mu guards the map. Readers take it shared to find a handle and take
+	// their reference; eviction takes it exclusively, so a handle with no
+	// references cannot gain one while it is being closed.
 	mu     sync.RWMutex
 	tables map[uint64]*tableHandle
 	closed bool // set by close: no table opens afterwards
@@ -30,20 +35,27 @@ type tableCache struct {
 
 // tableHandle is an open table: its reader and its range tombstones.
 type tableHandle struct {
+	fileNum    uint64
 	once       sync.Once
 	err        error
 	reader     *sstable.Reader
 	tombstones *rangedel.Set // nil without range deletions
+	refs       atomic.Int32
+	lastUse    atomic.Int64
 }
 
-func newTableCache(fs vfs.FS, dir string, c *cache.Cache) *tableCache {
-	return &tableCache{fs: fs, dir: dir, cache: c, tables: make(map[uint64]*tableHandle)}
+func newTableCache(fs vfs.FS, dir string, c *cache.Cache, maxOpen int) *tableCache {
+	return &tableCache{fs: fs, dir: dir, cache: c, maxOpen: maxOpen, tables: make(map[uint64]*tableHandle)}
 }
 
-// get returns the open table fileNum, opening it on first use.
+// get returns the open table fileNum with a reference, opening it on first
+// use. The caller must release it.
 func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 	c.mu.RLock()
 	h := c.tables[fileNum]
+	if h != nil {
+		h.refs.Add(1)
+	}
 	c.mu.RUnlock()
 	if h == nil {
 		c.mu.Lock()
@@ -52,22 +64,67 @@ func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 			return nil, errors.Wrap(ErrClosed, "lsm: table cache")
 		}
 		if h = c.tables[fileNum]; h == nil {
-			h = &tableHandle{}
+			h = &tableHandle{fileNum: fileNum}
 			c.tables[fileNum] = h
+			c.numOpen.Add(1)
 		}
+		h.refs.Add(1)
 		c.mu.Unlock()
 	}
-	h.once.Do(func() { h.err = h.open(c, fileNum) })
+	if c.maxOpen > 0 {
+		h.lastUse.Store(c.clock.Add(1))
+	}
+	opened := false
+	h.once.Do(func() { h.err = h.open(c, fileNum); opened = true })
 	if h.err != nil {
 		// Forget the failure so that a later read retries the open.
 		c.mu.Lock()
 		if c.tables[fileNum] == h {
 			delete(c.tables, fileNum)
+			c.numOpen.Add(-1)
 		}
 		c.mu.Unlock()
+		h.refs.Add(-1)
 		return nil, h.err
 	}
+	if opened && c.maxOpen > 0 {
+		c.evictOverLimit()
+	}
 	return h, nil
+}
+
+// release drops a reference taken by get; the last one of a table
+// closes tables if too many are open (an iterator over every table opens
+// them all at once).
+func (c *tableCache) release(h *tableHandle) {
+	if h != nil && h.refs.Add(-1) == 0 && c.maxOpen > 0 && c.numOpen.Load() > int64(c.maxOpen) {
+		c.evictOverLimit()
+	}
+}
+
+// evictOverLimit closes the least recently used unreferenced tables while
+// more than maxOpen are open.
+func (c *tableCache) evictOverLimit() {
+	c.mu.Lock()
+	var victims []*tableHandle
+	for len(c.tables) > c.maxOpen {
+		var lru *tableHandle
+		for _, h := range c.tables {
+			if h.refs.Load() == 0 && h.reader != nil && (lru == nil || h.lastUse.Load() < lru.lastUse.Load()) {
+				lru = h
+			}
+		}
+		if lru == nil {
+			break // every open table is in use
+		}
+		delete(c.tables, lru.fileNum)
+		c.numOpen.Add(-1)
+		victims = append(victims, lru)
+	}
+	c.mu.Unlock()
+	for _, h := range victims {
+		_ = h.reader.Close()
+	}
 }
 
 func (h *tableHandle) open(c *tableCache, fileNum uint64) error {
@@ -92,12 +149,18 @@ func (h *tableHandle) open(c *tableCache, fileNum uint64) error {
 	return nil
 }
 
+// openTables returns the number of open tables.
+func (c *tableCache) openTables() int { return int(c.numOpen.Load()) }
+
 // evict closes table fileNum (it is obsolete) and drops its blocks from
 // the block cache.
 func (c *tableCache) evict(fileNum uint64) {
 	c.mu.Lock()
 	h := c.tables[fileNum]
-	delete(c.tables, fileNum)
+	if h != nil {
+		delete(c.tables, fileNum)
+		c.numOpen.Add(-1)
+	}
 	c.mu.Unlock()
 	if h != nil && h.reader != nil {
 		_ = h.reader.Close()
@@ -109,6 +172,7 @@ func (c *tableCache) close() {
 	c.mu.Lock()
 	tables := c.tables
 	c.tables = map[uint64]*tableHandle{}
+	c.numOpen.Store(0)
 	c.closed = true
 	c.mu.Unlock()
 	for _, h := range tables {
