@@ -49,7 +49,8 @@ func TestSSTCommonPrefixCheck(t *testing.T) {
 	idxOff := pOff.BytesByTier.Index + pOff.BytesByTier.TopIndex
 	t.Logf("index %d -> %d, data %d -> %d", idxOff, idxOn, pOff.BytesByTier.Data, pOn.BytesByTier.Data)
 	require.LessOrEqual(t, float64(idxOn), 0.75*float64(idxOff))
-	require.Less(t, pOn.BytesByTier.Data, pOff.BytesByTier.Data)
+	require.LessOrEqual(t, float64(pOn.BytesByTier.Data), 0.95*float64(pOff.BytesByTier.Data))
+	require.Less(t, float64(pOn.FileBytes)/float64(pOn.Entries), 6.0, "at most 6 bytes per entry on disk")
 	scanOn := mustRun(t, "sst", "scan", on, "--hex")
 	require.Equal(t, scanOn, mustRun(t, "sst", "scan", off, "--hex"))
 	require.Equal(t, 1000000, strings.Count(scanOn, "\n"))

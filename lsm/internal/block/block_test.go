@@ -50,13 +50,23 @@ func randomEntries(rng *rand.Rand, n int) []entry {
 		}
 		v := make([]byte, rng.Intn(20))
 		rng.Read(v)
+		if rng.Intn(2) == 0 && len(es) > 0 {
+			// A value sharing a prefix with the previous one.
+			prev := es[len(es)-1].value
+			v = append(append([]byte(nil), prev[:rng.Intn(len(prev)+1)]...), v[:rng.Intn(len(v)+1)]...)
+		}
 		es = append(es, entry{key: k, trailer: base.MakeTrailer(base.SeqNum(rng.Intn(5)), base.Kind(rng.Intn(3))), value: v})
 	}
 	return sortEntries(es)
 }
 
 func build(es []entry, restartInterval int, commonPrefix bool) []byte {
+	return buildShared(es, restartInterval, commonPrefix, false)
+}
+
+func buildShared(es []entry, restartInterval int, commonPrefix, shareValues bool) []byte {
 	b := NewBuilder(restartInterval, commonPrefix)
+	b.ShareValuePrefixes = shareValues
 	for _, e := range es {
 		b.Add(e.key, e.trailer, e.value)
 	}
@@ -133,8 +143,9 @@ func TestBlockRandomized(t *testing.T) {
 		es := randomEntries(rng, n)
 		for _, ri := range []int{1, 16, 1024} {
 			for _, cp := range []bool{false, true} {
-				name := fmt.Sprintf("iter=%d n=%d restart=%d prefix=%v", iter, len(es), ri, cp)
-				data := build(es, ri, cp)
+				sv := rng.Intn(2) == 0
+				name := fmt.Sprintf("iter=%d n=%d restart=%d prefix=%v shareValues=%v", iter, len(es), ri, cp, sv)
+				data := buildShared(es, ri, cp, sv)
 				require.NoError(t, Validate(data), name)
 				var it Iter
 				require.NoError(t, it.Init(data), name)
@@ -221,7 +232,7 @@ func TestCorruptionNeverPanics(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	es := randomEntries(rng, 60)
 	for _, cp := range []bool{false, true} {
-		data := build(es, 4, cp)
+		data := buildShared(es, 4, cp, cp)
 		for i := 0; i < len(data); i++ {
 			for _, mut := range []func([]byte) []byte{
 				func(b []byte) []byte { b[i] ^= 0x5a; return b },
@@ -258,6 +269,7 @@ func FuzzBlock(f *testing.F) {
 	rng := rand.New(rand.NewSource(1))
 	f.Add(build(randomEntries(rng, 20), 4, true))
 	f.Add(build(randomEntries(rng, 5), 1, false))
+	f.Add(buildShared(randomEntries(rng, 30), 8, true, true))
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exercise(data)
@@ -311,4 +323,22 @@ func TestSeekGEAllocatesNothing(t *testing.T) {
 		it.Prev()
 	})
 	require.Zero(t, allocs)
+}
+
+func TestShareValuePrefixesShrinksLocations(t *testing.T) {
+	var es []entry
+	for e := uint64(0); e < 1000; e++ {
+		es = append(es, entry{key: entryLocationKey(7, e), trailer: base.MakeTrailer(0, base.KindSet), value: entryLocationKey(0, 1<<32|(1024+e*1028))[8:]})
+	}
+	plain, shared := buildShared(es, 16, true, false), buildShared(es, 16, true, true)
+	t.Logf("1000 entry locations: %d bytes, %d with shared value prefixes", len(plain), len(shared))
+	require.Less(t, len(shared), len(plain)*3/4)
+	var it Iter
+	require.NoError(t, it.Init(shared))
+	i := 0
+	for ok := it.First(); ok; ok = it.Next() {
+		require.Equal(t, es[i].value, it.Value())
+		i++
+	}
+	require.Equal(t, len(es), i)
 }

@@ -11,6 +11,12 @@ import (
 type Builder struct {
 	restartInterval int
 	commonPrefix    bool
+	// ShareValuePrefixes stores each value's leading bytes shared with the
+	// previous entry's value once (set it before the first Add). Data
+	// blocks of the entry-location workload hold increasing locations, whose
+	// high bytes repeat.
+	ShareValuePrefixes bool
+	lastValue          []byte
 
 	buf      []byte   // entries encoded without prefix stripping
 	restarts []uint32 // offsets in buf of restart entries
@@ -40,6 +46,7 @@ func (b *Builder) Reset() {
 	b.counter = 0
 	b.firstKey = b.firstKey[:0]
 	b.lastKey = b.lastKey[:0]
+	b.lastValue = b.lastValue[:0]
 	b.entries = 0
 }
 
@@ -85,19 +92,29 @@ func (b *Builder) EncodedSize() int {
 
 // Add appends an entry. The caller guarantees increasing internal order.
 func (b *Builder) Add(userKey []byte, trailer base.Trailer, value []byte) {
-	shared := 0
+	shared, vshared := 0, 0
 	if b.counter < b.restartInterval && b.entries > 0 {
 		shared = sharedPrefixLen(b.lastKey, userKey)
+		if b.ShareValuePrefixes {
+			vshared = sharedPrefixLen(b.lastValue, value)
+		}
 	} else {
+		// A restart entry stands alone: nothing shared with the previous.
 		b.restarts = append(b.restarts, uint32(len(b.buf)))
 		b.counter = 0
 	}
 	b.buf = binary.AppendUvarint(b.buf, uint64(shared))
 	b.buf = binary.AppendUvarint(b.buf, uint64(len(userKey)-shared))
-	b.buf = binary.AppendUvarint(b.buf, uint64(len(value)))
+	if b.ShareValuePrefixes {
+		b.buf = binary.AppendUvarint(b.buf, uint64(vshared))
+	}
+	b.buf = binary.AppendUvarint(b.buf, uint64(len(value)-vshared))
 	b.buf = binary.AppendUvarint(b.buf, uint64(trailer))
 	b.buf = append(b.buf, userKey[shared:]...)
-	b.buf = append(b.buf, value...)
+	b.buf = append(b.buf, value[vshared:]...)
+	if b.ShareValuePrefixes {
+		b.lastValue = append(b.lastValue[:0], value...)
+	}
 	if b.entries == 0 {
 		b.firstKey = append(b.firstKey[:0], userKey...)
 	}
@@ -135,6 +152,10 @@ func (b *Builder) Finish() []byte {
 		off += n
 		unshared, n := binary.Uvarint(b.buf[off:])
 		off += n
+		if b.ShareValuePrefixes {
+			_, n = binary.Uvarint(b.buf[off:]) // value shared = 0
+			off += n
+		}
 		valueLen, n := binary.Uvarint(b.buf[off:])
 		off += n
 		trailer, n := binary.Uvarint(b.buf[off:])
@@ -145,16 +166,31 @@ func (b *Builder) Finish() []byte {
 		off += int(valueLen)
 		out = binary.AppendUvarint(out, 0)
 		out = binary.AppendUvarint(out, uint64(len(key)-prefixLen))
+		if b.ShareValuePrefixes {
+			out = binary.AppendUvarint(out, 0)
+		}
 		out = binary.AppendUvarint(out, valueLen)
 		out = binary.AppendUvarint(out, trailer)
 		out = append(out, key[prefixLen:]...)
 		out = append(out, value...)
 		out = append(out, b.buf[off:end]...)
 	}
-	for _, r := range newRestarts {
-		out = binary.LittleEndian.AppendUint32(out, r)
+	count := uint32(len(newRestarts))
+	if len(out) <= 0xffff {
+		// Every offset fits in 16 bits: half the restart array.
+		for _, r := range newRestarts {
+			out = binary.LittleEndian.AppendUint16(out, uint16(r))
+		}
+		count |= shortRestartsFlag
+	} else {
+		for _, r := range newRestarts {
+			out = binary.LittleEndian.AppendUint32(out, r)
+		}
 	}
-	out = binary.LittleEndian.AppendUint32(out, uint32(len(newRestarts)))
+	if b.ShareValuePrefixes {
+		count |= valuePrefixFlag
+	}
+	out = binary.LittleEndian.AppendUint32(out, count)
 	b.out = out
 	b.newRestarts = newRestarts
 	return out

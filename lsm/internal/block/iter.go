@@ -17,7 +17,13 @@ type Iter struct {
 	data        []byte
 	restartsOff int // offset of the restart array, the end of the entries
 	numRestarts int
-	prefixLen   int
+	// shareValues: entries carry a shared-value-prefix field and values
+	// are rebuilt in valueBuf (the block's restart count has the flag).
+	shareValues bool
+	valueBuf    []byte
+	// restartWidth is 2 or 4: the size of a restart offset.
+	restartWidth int
+	prefixLen    int
 
 	offset     int // offset of the current entry
 	nextOffset int // offset of the entry after it
@@ -27,8 +33,20 @@ type Iter struct {
 	value      []byte
 	err        error
 
-	savedKey []byte // SeekLT's scratch
+	savedKey   []byte // SeekLT's scratch
+	savedValue []byte
 }
+
+// Flags in the high bits of a block's restart count. Persisted: do not
+// change.
+const (
+	// valuePrefixFlag: entries share value prefixes.
+	valuePrefixFlag = 1 << 31
+	// shortRestartsFlag: restart offsets are uint16 (the block's entries
+	// end below 64 KiB).
+	shortRestartsFlag = 1 << 30
+	restartFlags      = valuePrefixFlag | shortRestartsFlag
+)
 
 // Init positions nothing; it checks the block's frame (restart count, the
 // restart array's bounds and the common-prefix length) in O(1).
@@ -39,22 +57,29 @@ func (it *Iter) Init(data []byte) error {
 	it.numRestarts = 0
 	it.restartsOff = 0
 	it.prefixLen = 0
+	it.shareValues = false
 	if len(data) < 4 {
 		return it.fail("block of %d bytes is shorter than its restart count", len(data))
 	}
 	r := binary.LittleEndian.Uint32(data[len(data)-4:])
-	if uint64(r) > uint64(len(data)-4)/4 {
+	it.shareValues = r&valuePrefixFlag != 0
+	it.restartWidth = 4
+	if r&shortRestartsFlag != 0 {
+		it.restartWidth = 2
+	}
+	r &^= restartFlags
+	if uint64(r) > uint64(len(data)-4)/uint64(it.restartWidth) {
 		return it.fail("block of %d bytes claims %d restart points", len(data), r)
 	}
 	it.numRestarts = int(r)
-	it.restartsOff = len(data) - 4 - 4*int(r)
+	it.restartsOff = len(data) - 4 - it.restartWidth*int(r)
 	if r == 0 {
 		if it.restartsOff != 0 {
 			return it.fail("block with no restart points holds %d bytes of entries", it.restartsOff)
 		}
 		return nil
 	}
-	p := int(binary.LittleEndian.Uint32(data[it.restartsOff:]))
+	p := it.restart(0)
 	if p >= it.restartsOff {
 		return it.fail("common prefix of %d bytes leaves no room for entries (%d bytes)", p, it.restartsOff)
 	}
@@ -114,6 +139,9 @@ func (it *Iter) fail(format string, args ...interface{}) error {
 }
 
 func (it *Iter) restart(i int) int {
+	if it.restartWidth == 2 {
+		return int(binary.LittleEndian.Uint16(it.data[it.restartsOff+2*i:]))
+	}
 	return int(binary.LittleEndian.Uint32(it.data[it.restartsOff+4*i:]))
 }
 
@@ -187,6 +215,9 @@ func headerSlow(data []byte, off int) (shared, unshared, valueLen, trailer uint6
 
 // decodeAt reads the entry at off, building its key from the current key.
 func (it *Iter) decodeAt(off int) bool {
+	if it.shareValues {
+		return it.decodeSharedValueAt(off)
+	}
 	data := it.data[:it.restartsOff]
 	shared, unshared, valueLen, trailer, p, ok := header(data, off)
 	if !ok {
@@ -213,10 +244,51 @@ func (it *Iter) decodeAt(off int) bool {
 	return true
 }
 
+// decodeSharedValueAt is decodeAt for blocks whose entries share value
+// prefixes: header shared, unshared, valueShared, valueUnshared, trailer.
+func (it *Iter) decodeSharedValueAt(off int) bool {
+	data := it.data[:it.restartsOff]
+	var f [5]uint64
+	p := off
+	for i := range f {
+		v, n := uvarint(data, p)
+		if n <= 0 {
+			return it.corrupt(off)
+		}
+		f[i] = v
+		p += n
+	}
+	shared, unshared, vshared, vlen, trailer := f[0], f[1], f[2], f[3], f[4]
+	if unshared > uint64(len(data)-p) || vlen > uint64(len(data)-p)-unshared {
+		return it.corrupt(off)
+	}
+	if shared == 0 {
+		it.key = append(it.key[:0], data[:it.prefixLen]...)
+	} else {
+		if shared > uint64(len(it.key)) {
+			return it.corrupt(off)
+		}
+		it.key = it.key[:shared]
+	}
+	if vshared > uint64(len(it.valueBuf)) {
+		return it.corrupt(off)
+	}
+	end := p + int(unshared)
+	it.key = append(it.key, data[p:end]...)
+	it.valueBuf = append(it.valueBuf[:vshared], data[end:end+int(vlen)]...)
+	it.value = it.valueBuf
+	it.trailer = base.Trailer(trailer)
+	it.offset = off
+	it.nextOffset = end + int(vlen)
+	it.valid = true
+	return true
+}
+
 // decodeRestart reads the entry at restart point i. Restart entries carry
 // no shared bytes, so the key is rebuilt from nothing.
 func (it *Iter) decodeRestart(i int) bool {
 	it.key = it.key[:0]
+	it.valueBuf = it.valueBuf[:0]
 	return it.decodeAt(it.restart(i))
 }
 
@@ -242,7 +314,18 @@ func (it *Iter) compareCurrent(suffix []byte, trailer base.Trailer) int {
 // without copying the key out of the block. ok is false on malformed data.
 func (it *Iter) compareRestart(i int, suffix []byte, trailer base.Trailer) (c int, ok bool) {
 	data := it.data[:it.restartsOff]
-	_, unshared, _, t, p, ok := header(data, it.restart(i))
+	_, unshared, x, t, p, ok := header(data, it.restart(i))
+	if ok && it.shareValues {
+		// Five fields: shared, unshared, valueShared (0 at a restart),
+		// valueUnshared, trailer; header read the fourth as the trailer.
+		if x != 0 {
+			return 0, false
+		}
+		var n int
+		t, n = uvarint(data, p)
+		ok = n > 0
+		p += n
+	}
 	if !ok || unshared > uint64(len(data)-p) {
 		return 0, false
 	}
@@ -347,12 +430,19 @@ func (it *Iter) SeekLT(userKey []byte, trailer base.Trailer) bool {
 	for it.nextOffset < limit {
 		savedOffset, savedNext, savedTrailer, savedValue := it.offset, it.nextOffset, it.trailer, it.value
 		it.savedKey = append(it.savedKey[:0], it.key...)
+		if it.shareValues {
+			it.savedValue = append(it.savedValue[:0], it.valueBuf...)
+		}
 		if !it.decodeAt(it.nextOffset) {
 			return false
 		}
 		if it.compareCurrent(suffix, trailer) >= 0 {
 			it.offset, it.nextOffset, it.trailer, it.value = savedOffset, savedNext, savedTrailer, savedValue
 			it.key, it.savedKey = it.savedKey, it.key
+			if it.shareValues {
+				it.valueBuf, it.savedValue = it.savedValue, it.valueBuf
+				it.value = it.valueBuf
+			}
 			break
 		}
 	}

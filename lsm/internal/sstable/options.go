@@ -103,6 +103,9 @@ type WriterOptions struct {
 	// DisableCommonPrefix turns off storing each block's common key prefix
 	// once (the prefix is on by default).
 	DisableCommonPrefix bool
+	// DisableValuePrefixes turns off storing, in data blocks, each value's
+	// prefix shared with the previous value once (on by default).
+	DisableValuePrefixes bool
 }
 
 // Defaults of WriterOptions.

@@ -96,6 +96,7 @@ func NewWriter(f vfs.File, name string, opts WriterOptions) (*Writer, error) {
 		index:     block.NewBuilder(opts.IndexRestartInterval, !opts.DisableCommonPrefix),
 		rangeDels: block.NewBuilder(1, false),
 	}
+	w.data.ShareValuePrefixes = !opts.DisableValuePrefixes
 	w.props = Properties{
 		Layout:               opts.Layout,
 		Compression:          opts.Compression,
@@ -126,6 +127,11 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	if w.props.Entries > 0 && base.CompareInternal(w.lastKey, w.lastTr, key.UserKey, key.Trailer) >= 0 {
 		w.err = errors.AssertionFailedf("sstable: %s: key %q#%d added after %q#%d", w.name, key.UserKey, key.Trailer, w.lastKey, w.lastTr)
 		return w.err
+	}
+	if w.alignsBlockToPrefix(key.UserKey) {
+		if err := w.finishDataBlock(); err != nil {
+			return err
+		}
 	}
 	if w.pendingIndex {
 		w.separator = appendSeparator(w.separator[:0], w.lastKey, key.UserKey)
@@ -184,6 +190,23 @@ func (w *Writer) AddRangeDeletion(start, end []byte, seq base.SeqNum) error {
 	w.props.RangeDeletions++
 	w.rangeDels.Add(start, base.MakeTrailer(seq, base.KindRangeDelete), end)
 	return nil
+}
+
+// prefixCutFraction: a data block at least 1/prefixCutFraction full ends
+// before a key that would shorten its common prefix.
+const prefixCutFraction = 4
+
+// alignsBlockToPrefix reports whether the current data block should end
+// before userKey. With the common prefix on, a block already a quarter full
+// ends where its keys' common prefix would shrink — for entry-location keys,
+// at a ledger boundary — so that blocks hold one ledger and store its
+// 14-byte prefix once, and the index separator between them is short
+// (measured in docs/design.md).
+func (w *Writer) alignsBlockToPrefix(userKey []byte) bool {
+	if w.opts.DisableCommonPrefix || w.data.Empty() || w.data.EncodedSize() < w.opts.BlockSize/prefixCutFraction {
+		return false
+	}
+	return w.data.PrefixLenWith(userKey) < w.data.PrefixLen()
 }
 
 // finishDataBlock writes the current data block; its index entry waits
