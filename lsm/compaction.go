@@ -312,19 +312,26 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 				d.mu.Unlock()
 				continue
 			}
-			d.mu.compactions++
+			d.mu.compactions++ // before unlocking: Ingest waits for none to run
 			d.mu.Unlock()
-			err := d.runCompaction(ctx, c)
-			d.mu.Lock()
-			d.mu.compactions--
-			d.mu.cond.Broadcast()
-			d.mu.Unlock()
-			if err != nil {
-				return d.markIfClosed(err)
+			if err := d.runManualCompaction(ctx, c); err != nil {
+				return err
 			}
 		}
 	}
 	return d.compactLastLevel(ctx, start, end)
+}
+
+// runManualCompaction runs a compaction a manual Compact picked; the caller
+// counted it in d.mu.compactions with the background ones (Ingest waits
+// for none to run) and it is uncounted here.
+func (d *DB) runManualCompaction(ctx context.Context, c *compaction) error {
+	err := d.runCompaction(ctx, c)
+	d.mu.Lock()
+	d.mu.compactions--
+	d.mu.cond.Broadcast()
+	d.mu.Unlock()
+	return d.markIfClosed(err)
 }
 
 // compactLastLevel rewrites, in place, the last level's tables in the range
@@ -385,15 +392,10 @@ func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
 			d.mu.Unlock()
 			continue
 		}
-		d.mu.compactions++
+		d.mu.compactions++ // before unlocking: Ingest waits for none to run
 		d.mu.Unlock()
-		err := d.runCompaction(ctx, c)
-		d.mu.Lock()
-		d.mu.compactions--
-		d.mu.cond.Broadcast()
-		d.mu.Unlock()
-		if err != nil {
-			return d.markIfClosed(err)
+		if err := d.runManualCompaction(ctx, c); err != nil {
+			return err
 		}
 	}
 	return nil
