@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -31,23 +30,8 @@ func runCompact(args []string, stdout, stderr io.Writer) error {
 }
 
 func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEvery time.Duration) error {
-	fset := flag.NewFlagSet("compact", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fset)
-	fset.Usage = func() {
-		_, _ = io.WriteString(fset.Output(), "usage: bookie-index compact [--conf FILE] [--set key=value ...]\n\n"+
-			"Fully compacts the entry location index of every ledger directory of the\n"+
-			"configuration, offline: stop 'bookie-index serve' (or the bookie) first.\n\n")
-		fset.PrintDefaults()
-	}
-	pos, err := parseFlags(fset, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("unexpected argument %q", pos[0])
-	}
-	c, err := cf.load()
+	c, err := loadConfigCommand("compact", "Fully compacts the entry location index of every ledger directory of the\n"+
+		"configuration, offline: stop 'bookie-index serve' (or the bookie) first.", args, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,26 +20,11 @@ func runRebuild(args []string, stdout, stderr io.Writer) error {
 }
 
 func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) error {
-	fset := flag.NewFlagSet("rebuild", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fset)
-	fset.Usage = func() {
-		_, _ = io.WriteString(fset.Output(), "usage: bookie-index rebuild [--conf FILE] [--set key=value ...]\n\n"+
-			"Rebuilds the entry location index of every ledger directory of the configuration\n"+
-			"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
-			"moved aside as <indexDir>/current/locations.BACKUP-<timestamp>; only ledgers the\n"+
-			"ledgers index holds are indexed, and of several copies of an entry the last\n"+
-			"written wins (upstream's rebuild-db-ledger-locations-index).\n\n")
-		fset.PrintDefaults()
-	}
-	pos, err := parseFlags(fset, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("unexpected argument %q", pos[0])
-	}
-	c, err := cf.load()
+	c, err := loadConfigCommand("rebuild", "Rebuilds the entry location index of every ledger directory of the configuration\n"+
+		"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
+		"moved aside as <indexDir>/current/locations.BACKUP-<timestamp>; only ledgers the\n"+
+		"ledgers index holds are indexed, and of several copies of an entry the last\n"+
+		"written wins (upstream's rebuild-db-ledger-locations-index).", args, stderr)
 	if err != nil {
 		return err
 	}

@@ -46,6 +46,27 @@ func (f *configFlags) register(fs *flag.FlagSet) {
 	})
 }
 
+// loadConfigCommand parses the arguments of a command that takes only
+// --conf and --set, printing usage (its first line, then help) on -h, and
+// loads the configuration.
+func loadConfigCommand(name, help string, args []string, stderr io.Writer) (*conf.Config, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), "usage: bookie-index "+name+" [--conf FILE] [--set key=value ...]\n\n"+help+"\n\n")
+		fs.PrintDefaults()
+	}
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) > 0 {
+		return nil, usageErrorf("unexpected argument %q", pos[0])
+	}
+	return cf.load()
+}
+
 // load reads the configuration: the file (or the embedded default), the
 // process's BK_<key> environment variables, then the --set overrides.
 func (f *configFlags) load() (*conf.Config, error) {
@@ -68,26 +89,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 // kills a shutdown that hangs. ready, if not nil, receives the admin
 // server's address once it listens ("" when it is disabled).
 func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Writer, ready func(addr string)) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
-	fs.Usage = func() {
-		_, _ = io.WriteString(fs.Output(), "usage: bookie-index serve [--conf FILE] [--set key=value ...]\n\n"+
-			"Runs the ledger storage of every ledger directory (entry logs, entry location and\n"+
-			"ledgers indexes, checkpoints every flushInterval) and the admin HTTP server with\n"+
-			"its data API until SIGINT or SIGTERM. Without --conf it uses the embedded bk_server.conf\n"+
-			"(admin server on 127.0.0.1:8080, data under ./data). BK_<key> environment\n"+
-			"variables override the file; --set overrides everything.\n\n")
-		fs.PrintDefaults()
-	}
-	pos, err := parseFlags(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("unexpected argument %q", pos[0])
-	}
-	c, err := cf.load()
+	c, err := loadConfigCommand("serve", "Runs the ledger storage of every ledger directory (entry logs, entry location and\n"+
+		"ledgers indexes, checkpoints every flushInterval) and the admin HTTP server with\n"+
+		"its data API until SIGINT or SIGTERM. Without --conf it uses the embedded bk_server.conf\n"+
+		"(admin server on 127.0.0.1:8080, data under ./data). BK_<key> environment\n"+
+		"variables override the file; --set overrides everything.", args, stderr)
 	if err != nil {
 		return err
 	}
