@@ -57,7 +57,7 @@ func (d *DirStorage) checkpoint() error {
 		// Nothing to write but ledger changes (a fence, a key).
 		start := time.Now()
 		err := d.ledgers.flush()
-		d.stats.flushLedgerIdx.done(err == nil, start)
+		d.stats.flushLedgerIdx.Done(err == nil, start)
 		if err == nil {
 			d.stats.lastCheckpointNanos.Store(time.Now().UnixNano())
 		}
@@ -71,7 +71,7 @@ func (d *DirStorage) checkpoint() error {
 func (d *DirStorage) flushCacheLocked() (err error) {
 	start := time.Now()
 	defer func() {
-		d.stats.flush.done(err == nil, start)
+		d.stats.flush.Done(err == nil, start)
 		if err != nil {
 			d.log.Warn("checkpoint failed; its entries stay cached and the next checkpoint writes them again", "err", err)
 		}
@@ -99,7 +99,7 @@ func (d *DirStorage) flushCacheLocked() (err error) {
 	}
 	step := time.Now()
 	err = d.entryLog.Flush()
-	d.stats.flushEntryLog.done(err == nil, step)
+	d.stats.flushEntryLog.Done(err == nil, step)
 	if err != nil {
 		return errors.Wrap(err, "bookie: checkpoint")
 	}
@@ -110,13 +110,13 @@ func (d *DirStorage) flushCacheLocked() (err error) {
 	}
 	step = time.Now()
 	err = d.ledgers.flush()
-	d.stats.flushLedgerIdx.done(err == nil, step)
+	d.stats.flushLedgerIdx.Done(err == nil, step)
 	if err != nil {
 		return errors.Wrap(err, "bookie: checkpoint")
 	}
 	step = time.Now()
 	err = d.locations.UpdateLocations(locs)
-	d.stats.flushLocationsIndex.done(err == nil, step)
+	d.stats.flushLocationsIndex.Done(err == nil, step)
 	if err != nil {
 		return errors.Wrap(err, "bookie: checkpoint")
 	}

@@ -165,9 +165,9 @@ func (d *DirStorage) exit() { d.closeMu.RUnlock() }
 // ErrRejected. Entry ids must be >= 0; a second add of an entry replaces
 // it.
 func (d *DirStorage) AddEntry(ledgerID, entryID int64, payload []byte) error {
-	start := d.stats.addEntry.start()
+	start := d.stats.addEntry.Start()
 	err := d.addEntry(ledgerID, entryID, payload)
-	d.stats.addEntry.done(err == nil, start)
+	d.stats.addEntry.Done(err == nil, start)
 	return err
 }
 
@@ -198,7 +198,7 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 		if ok {
 			if timer != nil {
 				timer.Stop()
-				d.stats.throttledWrite.done(true, throttleStart)
+				d.stats.throttledWrite.Done(true, throttleStart)
 			}
 			return nil
 		}
@@ -209,7 +209,7 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 			timer = time.NewTimer(max(d.opts.MaxThrottleTime, 0))
 		}
 		if !now.Before(deadline) {
-			d.stats.throttledWrite.done(false, throttleStart)
+			d.stats.throttledWrite.Done(false, throttleStart)
 			d.stats.rejectedWrites.Add(1)
 			return errors.Wrapf(ErrRejected, "bookie: entry %d of ledger %d: no room in the write cache after %s", entryID, ledgerID, d.opts.MaxThrottleTime)
 		}

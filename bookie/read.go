@@ -14,7 +14,7 @@ import (
 // the log. A ledger that does not exist is an error matching ErrNoLedger;
 // an absent entry, ErrNoEntry.
 func (d *DirStorage) GetEntry(ledgerID, entryID int64) ([]byte, error) {
-	start := d.stats.readEntry.start()
+	start := d.stats.readEntry.Start()
 	var payload []byte
 	var err error
 	if entryID == LastEntry {
@@ -22,7 +22,7 @@ func (d *DirStorage) GetEntry(ledgerID, entryID int64) ([]byte, error) {
 	} else {
 		payload, err = d.getEntry(ledgerID, entryID)
 	}
-	d.stats.readEntry.done(err == nil, start)
+	d.stats.readEntry.Done(err == nil, start)
 	return payload, err
 }
 
@@ -30,9 +30,9 @@ func (d *DirStorage) GetEntry(ledgerID, entryID int64) ([]byte, error) {
 // payload (upstream's getLastEntry, used for LAC reads, fencing and
 // recovery).
 func (d *DirStorage) GetLastEntry(ledgerID int64) (int64, []byte, error) {
-	start := d.stats.readEntry.start()
+	start := d.stats.readEntry.Start()
 	entryID, payload, err := d.getLastEntry(ledgerID)
-	d.stats.readEntry.done(err == nil, start)
+	d.stats.readEntry.Done(err == nil, start)
 	return entryID, payload, err
 }
 

@@ -396,14 +396,6 @@ func TestMultipleDirectories(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
-func TestLatencyBuckets(t *testing.T) {
-	for ns := int64(0); ns < 1<<40; ns = ns*5/4 + 1 {
-		b := latencyBucket(ns)
-		require.GreaterOrEqual(t, time.Duration(ns), entrylocation.LatencyBucketLowerBound(b), "ns %d", ns)
-		require.Less(t, time.Duration(ns), entrylocation.LatencyBucketUpperBound(b), "ns %d", ns)
-	}
-}
-
 func TestLedgerRecord(t *testing.T) {
 	for _, info := range []LedgerInfo{
 		{},

@@ -79,8 +79,8 @@ type Index struct {
 	// escape and cost an allocation per lookup.
 	lookupScratch sync.Pool
 
-	lookupStats    opRecorder
-	lastEntryStats opRecorder
+	lookupStats    OpRecorder
+	lastEntryStats OpRecorder
 }
 
 type lookupScratch struct {
@@ -110,8 +110,8 @@ func Open(dir string, opts *Options) (*Index, error) {
 		deleted: make(map[int64]struct{}),
 	}
 	ix.lookupScratch.New = func() any { return new(lookupScratch) }
-	ix.lookupStats.timed = o.EnableStatistics
-	ix.lastEntryStats.timed = o.EnableStatistics
+	ix.lookupStats.Timed = o.EnableStatistics
+	ix.lastEntryStats.Timed = o.EnableStatistics
 	return ix, nil
 }
 
@@ -142,11 +142,11 @@ func (ix *Index) exit() { ix.closeMu.RUnlock() }
 // blocks in the cache it allocates nothing.
 func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
 	var start time.Time
-	if ix.lookupStats.timed {
+	if ix.lookupStats.Timed {
 		start = time.Now()
 	}
 	location, err := ix.getLocation(ledgerID, entryID, nil)
-	ix.lookupStats.done(err == nil && location != 0, start)
+	ix.lookupStats.Done(err == nil && location != 0, start)
 	return location, err
 }
 
@@ -154,11 +154,11 @@ func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
 // bytes and the cache hits to stats (for benchmarks and tools).
 func (ix *Index) GetLocationStats(ledgerID, entryID int64, stats *lsm.ReadStats) (int64, error) {
 	var start time.Time
-	if ix.lookupStats.timed {
+	if ix.lookupStats.Timed {
 		start = time.Now()
 	}
 	location, err := ix.getLocation(ledgerID, entryID, stats)
-	ix.lookupStats.done(err == nil && location != 0, start)
+	ix.lookupStats.Done(err == nil && location != 0, start)
 	return location, err
 }
 
@@ -200,11 +200,11 @@ func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int
 // lower ledgers, whatever deleted data lies there.
 func (ix *Index) GetLastEntryInLedger(ledgerID int64) (int64, error) {
 	var start time.Time
-	if ix.lastEntryStats.timed {
+	if ix.lastEntryStats.Timed {
 		start = time.Now()
 	}
 	entryID, err := ix.getLastEntryInLedger(ledgerID, nil)
-	ix.lastEntryStats.done(err == nil, start)
+	ix.lastEntryStats.Done(err == nil, start)
 	return entryID, err
 }
 
@@ -212,11 +212,11 @@ func (ix *Index) GetLastEntryInLedger(ledgerID int64) (int64, error) {
 // blocks it reads, the bytes and the cache hits to stats.
 func (ix *Index) GetLastEntryInLedgerStats(ledgerID int64, stats *lsm.ReadStats) (int64, error) {
 	var start time.Time
-	if ix.lastEntryStats.timed {
+	if ix.lastEntryStats.Timed {
 		start = time.Now()
 	}
 	entryID, err := ix.getLastEntryInLedger(ledgerID, stats)
-	ix.lastEntryStats.done(err == nil, start)
+	ix.lastEntryStats.Done(err == nil, start)
 	return entryID, err
 }
 

@@ -158,29 +158,38 @@ func (r *latencyRecorder) snapshot() LatencyStats {
 	return s
 }
 
-// opRecorder keeps one operation's OpStats. Callers read the clock only
-// when timed is set:
+// OpRecorder keeps one operation's OpStats, as upstream's OpStatsLogger:
+// counts always, latencies only when Timed (then callers read the clock;
+// otherwise Start returns the zero time and no clock is read). The bookie
+// storage records its own operations with it too.
 //
-//	var start time.Time
-//	if r.timed {
-//		start = time.Now()
-//	}
+//	start := r.Start()
 //	...
-//	r.done(ok, start)
-type opRecorder struct {
-	timed            bool
+//	r.Done(ok, start)
+type OpRecorder struct {
+	// Timed turns latency measurement on. Set it before use.
+	Timed            bool
 	success, failure atomic.Int64
 	successLatency   latencyRecorder
 	failureLatency   latencyRecorder
 }
 
-func (r *opRecorder) done(ok bool, start time.Time) {
+// Start returns the start time of an operation: the clock when Timed.
+func (r *OpRecorder) Start() time.Time {
+	if r.Timed {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
+// Done records an operation's outcome, and its latency when Timed.
+func (r *OpRecorder) Done(ok bool, start time.Time) {
 	if ok {
 		r.success.Add(1)
 	} else {
 		r.failure.Add(1)
 	}
-	if !r.timed {
+	if !r.Timed {
 		return
 	}
 	d := time.Since(start)
@@ -191,7 +200,8 @@ func (r *opRecorder) done(ok bool, start time.Time) {
 	}
 }
 
-func (r *opRecorder) snapshot() OpStats {
+// Snapshot returns the statistics so far.
+func (r *OpRecorder) Snapshot() OpStats {
 	return OpStats{
 		SuccessCount:   r.success.Load(),
 		FailureCount:   r.failure.Load(),
@@ -204,8 +214,8 @@ func (r *opRecorder) snapshot() OpStats {
 func (ix *Index) Metrics() Metrics {
 	m := Metrics{
 		EntriesCount:         -1,
-		LookupEntryLocation:  ix.lookupStats.snapshot(),
-		GetLastEntryInLedger: ix.lastEntryStats.snapshot(),
+		LookupEntryLocation:  ix.lookupStats.Snapshot(),
+		GetLastEntryInLedger: ix.lastEntryStats.Snapshot(),
 	}
 	if ix.enter("Metrics") != nil {
 		return m
