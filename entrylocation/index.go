@@ -232,26 +232,21 @@ func (ix *Index) getLastEntryInLedger(ledgerID int64, stats *lsm.ReadStats) (int
 		return 0, &noEntryError{ledgerID: ledgerID, deleted: true}
 	}
 	first, end := ledgerBounds(ledgerID)
-	it, err := ix.db.NewIter(&lsm.IterOptions{LowerBound: first[:], UpperBound: end[:], Stats: stats})
-	if err != nil {
-		return 0, errors.Wrapf(err, "entrylocation: last entry of ledger %d", ledgerID)
+	var keyBuf, valueBuf [16]byte
+	var ro *lsm.ReadOptions
+	if stats != nil {
+		ro = &lsm.ReadOptions{Stats: stats}
 	}
-	found := it.Last()
-	var entryID int64
-	if found {
-		entryID, err = decodeEntryID(it.Key())
-	}
-	if err == nil {
-		err = it.Error()
-	}
-	if cerr := it.Close(); err == nil {
-		err = cerr
-	}
+	key, _, found, err := ix.db.LastInRange(keyBuf[:0], valueBuf[:0], first[:], end[:], ro)
 	if err != nil {
 		return 0, errors.Wrapf(err, "entrylocation: last entry of ledger %d", ledgerID)
 	}
 	if !found {
 		return 0, &noEntryError{ledgerID: ledgerID}
+	}
+	entryID, err := decodeEntryID(key)
+	if err != nil {
+		return 0, errors.Wrapf(err, "entrylocation: last entry of ledger %d", ledgerID)
 	}
 	return entryID, nil
 }

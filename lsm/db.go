@@ -88,6 +88,9 @@ type DB struct {
 	bgWG     sync.WaitGroup
 
 	metrics dbMetrics
+
+	// iterPool recycles iteration states (see iterState).
+	iterPool sync.Pool
 }
 
 // checkOpenLocked returns an error if the DB is closed. d.mu must be held.

@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"bytes"
+	"sort"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
@@ -28,12 +29,21 @@ type IterOptions struct {
 // until the iterator moves. An Iterator is not safe for concurrent use;
 // Close it when done.
 type Iterator struct {
+	d   *DB
+	s   *iterState // nil once closed
+	err error      // after Close
+}
+
+// iterState is an iterator's working state: the merging iterator, its
+// children and buffers. It is pooled per DB, so that an iteration reuses
+// the memory of earlier ones (a floor lookup allocates nothing).
+type iterState struct {
 	d       *DB
 	rs      *readState
 	seq     base.SeqNum
-	lower   []byte
+	lower   []byte // nil, or lowerBuf
 	upper   []byte
-	merged  *merge.Iter
+	merged  merge.Iter
 	tombs   *rangedel.Set
 	skipped int64
 
@@ -42,7 +52,24 @@ type Iterator struct {
 	key     []byte
 	value   []byte
 	err     error
-	closed  bool
+
+	// Reused from one iteration to the next.
+	lowerBuf, upperBuf []byte
+	ts                 []rangedel.Tombstone
+	memIters           []memIter
+	levelIters         []levelIter
+	skips              []skipDeletedIter
+	withSeq            []maxSeqer
+	children           []base.InternalIterator
+}
+
+// resize returns s with length n, reusing its array when it is big
+// enough (elements keep their buffers).
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return append(s[:cap(s)], make([]T, n-cap(s))...)
+	}
+	return s[:n]
 }
 
 // NewIter returns an iterator over the DB.
@@ -51,137 +78,296 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 	if o != nil {
 		opts = *o
 	}
+	s, err := d.newIterState(opts.LowerBound, opts.UpperBound, opts.Snapshot, opts.Stats)
+	if err != nil {
+		return nil, err
+	}
+	return &Iterator{d: d, s: s}, nil
+}
+
+// newIterState takes an iteration state from the pool and sets it up. The
+// bounds are copied, so the caller's may live on its stack (escape analysis
+// does not tell a struct's fields apart, hence separate arguments).
+func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (*iterState, error) {
 	rs := d.loadReadState()
 	if d.isClosed() {
 		rs.unref()
 		return nil, errors.Wrap(ErrClosed, "lsm: NewIter")
 	}
-	it := &Iterator{d: d, rs: rs, seq: base.SeqNum(d.visibleSeq.Load()), lower: opts.LowerBound, upper: opts.UpperBound}
-	if opts.Snapshot != nil {
-		it.seq = opts.Snapshot.seq
+	s, _ := d.iterPool.Get().(*iterState)
+	if s == nil {
+		s = &iterState{}
 	}
-	tableOpts := sstable.IterOptions{LowerBound: opts.LowerBound, UpperBound: opts.UpperBound, Stats: opts.Stats}
-
-	// Range tombstones of every source that overlaps the bounds.
-	var ts []rangedel.Tombstone
-	addFrags := func(set *rangedel.Set) {
-		for _, f := range set.Fragments() {
-			if it.upper != nil && bytes.Compare(f.Start, it.upper) >= 0 || it.lower != nil && bytes.Compare(f.End, it.lower) <= 0 {
-				continue
-			}
-			for _, s := range f.Seqs {
-				if s <= it.seq {
-					ts = append(ts, rangedel.Tombstone{Start: f.Start, End: f.End, Seq: s})
-				}
-			}
-		}
+	s.d, s.rs, s.seq = d, rs, base.SeqNum(d.visibleSeq.Load())
+	if snapshot != nil {
+		s.seq = snapshot.seq
 	}
-	var children []base.InternalIterator
-	var withSeq []maxSeqer
-	for _, m := range rs.memtables {
-		if set := m.rangeDelSet(); set != nil {
-			addFrags(set)
-		}
-		mi := &memIter{maxSeq: base.SeqNum(m.maxSeq.Load())}
-		m.mt.InitPointIter(&mi.Iterator)
-		withSeq = append(withSeq, mi)
+	s.lower, s.upper = nil, nil
+	if lower != nil {
+		s.lowerBuf = append(s.lowerBuf[:0], lower...)
+		s.lower = s.lowerBuf
 	}
+	if upper != nil {
+		s.upperBuf = append(s.upperBuf[:0], upper...)
+		s.upper = s.upperBuf
+	}
+	s.valid, s.reverse, s.err, s.tombs, s.skipped = false, false, nil, nil, 0
+	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats}
 	v := rs.version
+
+	// The children: memtables, the L0 tables in the bounds, then one
+	// iterator per non-empty level.
+	s.memIters = resize(s.memIters, len(rs.memtables))
+	nLevels := 0
 	for _, t := range v.Tables(0) {
-		if it.upper != nil && bytes.Compare(t.Smallest.UserKey, it.upper) >= 0 || it.lower != nil && tableBefore(t, it.lower) {
+		if s.inBounds(t) {
+			nLevels++
+		}
+	}
+	for level := 1; level < manifest.NumLevels; level++ {
+		if v.NumTables(level) > 0 {
+			nLevels++
+		}
+	}
+	s.levelIters = resize(s.levelIters, nLevels)
+	s.withSeq = s.withSeq[:0]
+	s.ts = s.ts[:0]
+	for i, m := range rs.memtables {
+		if set := m.rangeDelSet(); set != nil {
+			s.addTombstones(set)
+		}
+		mi := &s.memIters[i]
+		mi.maxSeq = base.SeqNum(m.maxSeq.Load())
+		m.mt.InitPointIter(&mi.Iterator)
+		s.withSeq = append(s.withSeq, mi)
+	}
+	j := 0
+	l0 := v.Tables(0)
+	for i, t := range l0 {
+		if !s.inBounds(t) {
 			continue
 		}
-		withSeq = append(withSeq, newLevelIter(d, []*manifest.TableMeta{t}, tableOpts))
+		s.levelIters[j].init(d, l0[i:i+1], tableOpts)
+		s.withSeq = append(s.withSeq, &s.levelIters[j])
+		j++
 	}
 	for level := 1; level < manifest.NumLevels; level++ {
 		if tables := v.Tables(level); len(tables) > 0 {
-			withSeq = append(withSeq, newLevelIter(d, tables, tableOpts))
+			s.levelIters[j].init(d, tables, tableOpts)
+			s.withSeq = append(s.withSeq, &s.levelIters[j])
+			j++
 		}
 	}
-	// Tombstones of the tables within the bounds.
+	// Range tombstones of the tables within the bounds.
 	for level := 0; level < manifest.NumLevels; level++ {
 		for _, t := range v.Tables(level) {
-			if t.RangeDeletions == 0 || it.upper != nil && bytes.Compare(t.Smallest.UserKey, it.upper) >= 0 || it.lower != nil && tableBefore(t, it.lower) {
+			if t.RangeDeletions == 0 || !s.inBounds(t) {
 				continue
 			}
 			h, err := d.tableCache.get(t.FileNum)
 			if err != nil {
-				rs.unref()
+				s.release()
 				return nil, err
 			}
-			addFrags(h.tombstones) // copies the keys (BuildSet below)
+			s.addTombstones(h.tombstones) // BuildSet below copies the keys
 			d.tableCache.release(h)
 		}
 	}
-	if len(ts) > 0 {
-		it.tombs = rangedel.BuildSet(ts)
-	}
-	for _, c := range withSeq {
-		if it.tombs == nil {
-			children = append(children, c)
-			continue
+	s.children = s.children[:0]
+	if len(s.ts) > 0 {
+		s.tombs = rangedel.BuildSet(s.ts)
+		s.skips = resize(s.skips, len(s.withSeq))
+		for i, c := range s.withSeq {
+			sk := &s.skips[i]
+			*sk = skipDeletedIter{maxSeqer: c, readSeq: s.seq, skipped: &s.skipped}
+			sk.frags.Init(s.tombs)
+			s.children = append(s.children, sk)
 		}
-		s := &skipDeletedIter{maxSeqer: c, readSeq: it.seq, skipped: &it.skipped}
-		s.frags.Init(it.tombs)
-		children = append(children, s)
+	} else {
+		for _, c := range s.withSeq {
+			s.children = append(s.children, c)
+		}
 	}
-	it.merged = merge.NewIter(children...)
+	s.merged.Init(s.children...)
 	d.metrics.iterators.Add(1)
-	return it, nil
+	return s, nil
+}
+
+// inBounds reports whether table t may hold keys within the bounds.
+func (s *iterState) inBounds(t *manifest.TableMeta) bool {
+	return (s.upper == nil || bytes.Compare(t.Smallest.UserKey, s.upper) < 0) && (s.lower == nil || !tableBefore(t, s.lower))
+}
+
+// addTombstones collects the tombstones of set that overlap the bounds and
+// are visible at the iteration's sequence number.
+func (s *iterState) addTombstones(set *rangedel.Set) {
+	frags := set.Fragments()
+	i := 0
+	if s.lower != nil {
+		// Fragments are sorted and disjoint: skip those ending before
+		// the lower bound.
+		i = sort.Search(len(frags), func(i int) bool { return bytes.Compare(frags[i].End, s.lower) > 0 })
+	}
+	for ; i < len(frags); i++ {
+		f := &frags[i]
+		if s.upper != nil && bytes.Compare(f.Start, s.upper) >= 0 {
+			break
+		}
+		for _, seq := range f.Seqs {
+			if seq <= s.seq {
+				s.ts = append(s.ts, rangedel.Tombstone{Start: f.Start, End: f.End, Seq: seq})
+			}
+		}
+	}
+}
+
+// close closes the children and returns the state to the pool.
+func (s *iterState) close() error {
+	err := s.merged.Close()
+	if s.err != nil {
+		err = s.err
+	}
+	s.d.metrics.rangeDelSkips.Add(s.skipped)
+	d := s.d
+	s.release()
+	return d.markIfClosed(err)
+}
+
+// release drops the state's references and pools it.
+func (s *iterState) release() {
+	d := s.d
+	s.rs.unref()
+	s.rs, s.tombs, s.valid = nil, nil, false
+	clear(s.ts)
+	clear(s.withSeq)
+	clear(s.children)
+	for i := range s.memIters {
+		s.memIters[i] = memIter{}
+	}
+	for i := range s.levelIters {
+		l := &s.levelIters[i]
+		l.d, l.tables, l.handle, l.iter = nil, nil, nil, nil
+	}
+	for i := range s.skips {
+		s.skips[i] = skipDeletedIter{}
+	}
+	s.d = nil
+	d.iterPool.Put(s)
+}
+
+// LastInRange appends to keyDst and valueDst the last live key in
+// [lower, upper) and its value. It is what a floor lookup needs, without an
+// Iterator: with the blocks cached and room in the buffers it allocates
+// nothing. found is false when the range holds no live key.
+func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions) (key, value []byte, found bool, err error) {
+	var snapshot *Snapshot
+	var stats *ReadStats
+	if ro != nil {
+		snapshot, stats = ro.Snapshot, ro.Stats
+	}
+	s, err := d.newIterState(lower, upper, snapshot, stats)
+	if err != nil {
+		return keyDst, valueDst, false, err
+	}
+	if s.Last() {
+		keyDst = append(keyDst, s.key...)
+		valueDst = append(valueDst, s.value...)
+		found = true
+	}
+	if err := s.Error(); err != nil {
+		_ = s.close()
+		return keyDst, valueDst, false, err
+	}
+	return keyDst, valueDst, found, s.close()
 }
 
 // Valid reports whether the iterator is at a key.
-func (it *Iterator) Valid() bool { return it.valid }
+func (it *Iterator) Valid() bool { return it.s != nil && it.s.valid }
 
 // Key returns the current key.
-func (it *Iterator) Key() []byte { return it.key }
+func (it *Iterator) Key() []byte {
+	if it.s == nil {
+		return nil
+	}
+	return it.s.key
+}
 
 // Value returns the current value.
-func (it *Iterator) Value() []byte { return it.value }
+func (it *Iterator) Value() []byte {
+	if it.s == nil {
+		return nil
+	}
+	return it.s.value
+}
 
 // Error returns the error that stopped the iterator, if any.
 func (it *Iterator) Error() error {
+	if it.s == nil {
+		return it.err
+	}
+	return it.s.Error()
+}
+
+// Close releases the iterator's resources; the iterator must not be used
+// afterwards (its methods then fail with ErrClosed).
+func (it *Iterator) Close() error {
+	if it.s == nil {
+		return errors.Wrap(ErrClosed, "lsm: iterator closed twice")
+	}
+	err := it.s.close()
+	it.s = nil
+	it.err = errIteratorClosed
+	return err
+}
+
+// errIteratorClosed is made once: Close is on every iteration's path and a
+// fresh error would capture a stack each time.
+var errIteratorClosed = errors.Wrap(ErrClosed, "lsm: iterator used after Close")
+
+// use returns the state, or nil (recording why) after Close.
+func (it *Iterator) use() *iterState {
+	if it.s == nil {
+		it.err = errIteratorClosed
+	}
+	return it.s
+}
+
+// SeekGE moves to the first key >= key.
+func (it *Iterator) SeekGE(key []byte) bool { s := it.use(); return s != nil && s.SeekGE(key) }
+
+// SeekLT moves to the last key < key.
+func (it *Iterator) SeekLT(key []byte) bool { s := it.use(); return s != nil && s.SeekLT(key) }
+
+// First moves to the first key.
+func (it *Iterator) First() bool { s := it.use(); return s != nil && s.First() }
+
+// Last moves to the last key.
+func (it *Iterator) Last() bool { s := it.use(); return s != nil && s.Last() }
+
+// Next moves to the next key.
+func (it *Iterator) Next() bool { s := it.use(); return s != nil && s.Next() }
+
+// Prev moves to the previous key.
+func (it *Iterator) Prev() bool { s := it.use(); return s != nil && s.Prev() }
+
+// Error returns the error that stopped the iteration, if any.
+func (it *iterState) Error() error {
 	if it.err != nil {
 		return it.err
 	}
 	return it.d.markIfClosed(it.merged.Error())
 }
 
-// Close releases the iterator's resources.
-func (it *Iterator) Close() error {
-	if it.closed {
-		return errors.Wrap(ErrClosed, "lsm: iterator closed twice")
-	}
-	it.closed = true
-	it.valid = false
-	err := it.merged.Close()
-	if it.err != nil {
-		err = it.err
-	}
-	it.rs.unref()
-	it.d.metrics.rangeDelSkips.Add(it.skipped)
-	return it.d.markIfClosed(err)
-}
-
-func (it *Iterator) usable() bool {
-	if it.closed {
-		it.err = errors.Wrap(ErrClosed, "lsm: iterator used after Close")
-		it.valid = false
-		return false
-	}
-	return true
-}
-
 // visible reports whether an entry is seen by the iterator's snapshot and
 // not deleted by a newer range tombstone.
-func (it *Iterator) deleted(key []byte, tr base.Trailer) bool {
+func (it *iterState) deleted(key []byte, tr base.Trailer) bool {
 	return tr.Kind() != base.KindSet || it.tombs != nil && it.tombs.Covers(key, tr.SeqNum(), it.seq)
 }
 
 // findNext moves forward from the merged position to the first live key,
 // skipping keys equal to skip (already returned or decided).
-func (it *Iterator) findNext(skip []byte, haveSkip bool) bool {
-	m := it.merged
+func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
+	m := &it.merged
 	for ok := m.Valid(); ok; ok = m.Next() {
 		k, tr := m.UserKey(), m.Trailer()
 		if it.upper != nil && bytes.Compare(k, it.upper) >= 0 {
@@ -209,8 +395,8 @@ func (it *Iterator) findNext(skip []byte, haveSkip bool) bool {
 
 // findPrev moves backward from the merged position to the last live key;
 // it leaves merged before that key's entries.
-func (it *Iterator) findPrev() bool {
-	m := it.merged
+func (it *iterState) findPrev() bool {
+	m := &it.merged
 	have := false // key/value hold a live candidate
 	for m.Valid() {
 		k, tr := m.UserKey(), m.Trailer()
@@ -237,10 +423,7 @@ func (it *Iterator) findPrev() bool {
 }
 
 // SeekGE moves to the first key >= key.
-func (it *Iterator) SeekGE(key []byte) bool {
-	if !it.usable() {
-		return false
-	}
+func (it *iterState) SeekGE(key []byte) bool {
 	if it.lower != nil && bytes.Compare(key, it.lower) < 0 {
 		key = it.lower
 	}
@@ -249,10 +432,7 @@ func (it *Iterator) SeekGE(key []byte) bool {
 }
 
 // SeekLT moves to the last key < key.
-func (it *Iterator) SeekLT(key []byte) bool {
-	if !it.usable() {
-		return false
-	}
+func (it *iterState) SeekLT(key []byte) bool {
 	if it.upper != nil && bytes.Compare(key, it.upper) > 0 {
 		key = it.upper
 	}
@@ -261,10 +441,7 @@ func (it *Iterator) SeekLT(key []byte) bool {
 }
 
 // First moves to the first key.
-func (it *Iterator) First() bool {
-	if !it.usable() {
-		return false
-	}
+func (it *iterState) First() bool {
 	if it.lower != nil {
 		return it.SeekGE(it.lower)
 	}
@@ -273,10 +450,7 @@ func (it *Iterator) First() bool {
 }
 
 // Last moves to the last key.
-func (it *Iterator) Last() bool {
-	if !it.usable() {
-		return false
-	}
+func (it *iterState) Last() bool {
 	if it.upper != nil {
 		return it.SeekLT(it.upper)
 	}
@@ -285,8 +459,8 @@ func (it *Iterator) Last() bool {
 }
 
 // Next moves to the next key.
-func (it *Iterator) Next() bool {
-	if !it.usable() || !it.valid {
+func (it *iterState) Next() bool {
+	if !it.valid {
 		return false
 	}
 	if it.reverse {
@@ -297,8 +471,8 @@ func (it *Iterator) Next() bool {
 }
 
 // Prev moves to the previous key.
-func (it *Iterator) Prev() bool {
-	if !it.usable() || !it.valid {
+func (it *iterState) Prev() bool {
+	if !it.valid {
 		return false
 	}
 	if !it.reverse {

@@ -17,15 +17,23 @@ type levelIter struct {
 	tables []*manifest.TableMeta
 	opts   sstable.IterOptions
 
-	index  int           // current table, or -1 / len(tables) off either end
-	iter   *sstable.Iter // iterator of tables[index], nil if none
-	handle *tableHandle  // the open table of iter, referenced
-	err    error
+	index   int           // current table, or -1 / len(tables) off either end
+	iter    *sstable.Iter // iterator of tables[index] (&iterBuf), nil if none
+	iterBuf sstable.Iter  // reused from table to table and across pooled uses
+	handle  *tableHandle  // the open table of iter, referenced
+	err     error
 }
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
 func newLevelIter(d *DB, tables []*manifest.TableMeta, opts sstable.IterOptions) *levelIter {
+	l := &levelIter{}
+	l.init(d, tables, opts)
+	return l
+}
+
+// init makes l an unpositioned iterator over tables, keeping its buffers.
+func (l *levelIter) init(d *DB, tables []*manifest.TableMeta, opts sstable.IterOptions) {
 	// Drop the tables outside the bounds up front.
 	lo, hi := 0, len(tables)
 	if opts.LowerBound != nil {
@@ -39,7 +47,7 @@ func newLevelIter(d *DB, tables []*manifest.TableMeta, opts sstable.IterOptions)
 	if hi < lo {
 		hi = lo
 	}
-	return &levelIter{d: d, tables: tables[lo:hi], opts: opts, index: -1}
+	l.d, l.tables, l.opts, l.index, l.iter, l.handle, l.err = d, tables[lo:hi], opts, -1, nil, nil, nil
 }
 
 // currentMaxSeq is the largest sequence number of the current table: a
@@ -71,7 +79,8 @@ func (l *levelIter) open(i int) bool {
 		l.err = err
 		return false
 	}
-	l.iter = h.reader.NewIter(l.opts)
+	h.reader.InitIter(&l.iterBuf, l.opts)
+	l.iter = &l.iterBuf
 	l.handle = h
 	return true
 }

@@ -250,6 +250,16 @@ func checkIter(t *testing.T, rng *rand.Rand, d *DB, m model, s *Snapshot, what s
 			keys = append(keys, k)
 		}
 	}
+	// LastInRange agrees with the model (and so with Iterator.Last).
+	if lower != nil && upper != nil {
+		k, v, found, err := d.LastInRange(nil, nil, lower, upper, &ReadOptions{Snapshot: s})
+		require.NoError(t, err)
+		require.Equal(t, len(keys) > 0, found, "%s: LastInRange [%q, %q)", what, lower, upper)
+		if found {
+			require.Equal(t, keys[len(keys)-1], string(k))
+			require.Equal(t, m[keys[len(keys)-1]], string(v))
+		}
+	}
 	it, err := d.NewIter(&IterOptions{LowerBound: lower, UpperBound: upper, Snapshot: s})
 	require.NoError(t, err)
 	pos := -1

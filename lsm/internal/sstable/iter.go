@@ -44,15 +44,24 @@ const noBlock = ^uint64(0)
 
 // NewIter returns an iterator over the table. Close it when done.
 func (r *Reader) NewIter(opts IterOptions) *Iter {
-	it := &Iter{r: r, opts: opts, indexAt: noBlock, dataAt: noBlock}
+	it := &Iter{}
+	r.InitIter(it, opts)
+	return it
+}
+
+// InitIter makes it an iterator over the table, reusing its buffers (a
+// closed or zero Iter), so that pooled iterators do not allocate.
+func (r *Reader) InitIter(it *Iter, opts IterOptions) {
+	it.r, it.opts, it.err = r, opts, nil
+	it.indexRef, it.dataRef = blockRef{}, blockRef{}
+	it.indexAt, it.dataAt = noBlock, noBlock
 	if r.closed.Load() {
 		it.err = errors.Wrapf(base.ErrClosed, "sstable: %s", r.name)
-		return it
+		return
 	}
 	if err := it.top.Init(r.topIndex); err != nil {
 		it.err = err
 	}
-	return it
 }
 
 // SetBounds changes the iterator's bounds; it must be positioned again.
