@@ -236,17 +236,20 @@ func headerSlow(data []byte, off int) (shared, unshared, valueLen, trailer uint6
 	return fields[0], fields[1], fields[2], fields[3], p, true
 }
 
-// decodeAt reads the entry at off, building its key from the current key.
+// decodeAt reads the entry at off, building its key from the current key
+// (and, in blocks whose values share prefixes, its value from the current
+// value).
 func (it *Iter) decodeAt(off int) bool {
+	data := it.data[:it.restartsOff]
+	var shared, unshared, vshared, vlen, trailer uint64
+	var p int
+	var ok bool
 	if it.shareValues {
-		return it.decodeSharedValueAt(off)
+		shared, unshared, vshared, vlen, trailer, p, ok = header5(data, off)
+	} else {
+		shared, unshared, vlen, trailer, p, ok = header(data, off)
 	}
-	data := it.data[:it.restartsOff]
-	shared, unshared, valueLen, trailer, p, ok := header(data, off)
-	if !ok {
-		return it.corrupt(off)
-	}
-	if unshared > uint64(len(data)-p) || valueLen > uint64(len(data)-p)-unshared {
+	if !ok || unshared > uint64(len(data)-p) || vlen > uint64(len(data)-p)-unshared {
 		return it.corrupt(off)
 	}
 	if shared == 0 {
@@ -259,40 +262,15 @@ func (it *Iter) decodeAt(off int) bool {
 	}
 	end := p + int(unshared)
 	it.key = append(it.key, data[p:end]...)
-	it.value = data[end : end+int(valueLen)]
-	it.trailer = base.Trailer(trailer)
-	it.offset = off
-	it.nextOffset = end + int(valueLen)
-	it.valid = true
-	return true
-}
-
-// decodeSharedValueAt is decodeAt for blocks whose entries share value
-// prefixes: header shared, unshared, valueShared, valueUnshared, trailer.
-func (it *Iter) decodeSharedValueAt(off int) bool {
-	data := it.data[:it.restartsOff]
-	shared, unshared, vshared, vlen, trailer, p, ok := header5(data, off)
-	if !ok {
-		return it.corrupt(off)
-	}
-	if unshared > uint64(len(data)-p) || vlen > uint64(len(data)-p)-unshared {
-		return it.corrupt(off)
-	}
-	if shared == 0 {
-		it.key = append(it.key[:0], data[:it.prefixLen]...)
-	} else {
-		if shared > uint64(len(it.key)) {
+	if it.shareValues {
+		if vshared > uint64(len(it.valueBuf)) {
 			return it.corrupt(off)
 		}
-		it.key = it.key[:shared]
+		it.valueBuf = append(it.valueBuf[:vshared], data[end:end+int(vlen)]...)
+		it.value = it.valueBuf
+	} else {
+		it.value = data[end : end+int(vlen)]
 	}
-	if vshared > uint64(len(it.valueBuf)) {
-		return it.corrupt(off)
-	}
-	end := p + int(unshared)
-	it.key = append(it.key, data[p:end]...)
-	it.valueBuf = append(it.valueBuf[:vshared], data[end:end+int(vlen)]...)
-	it.value = it.valueBuf
 	it.trailer = base.Trailer(trailer)
 	it.offset = off
 	it.nextOffset = end + int(vlen)
@@ -324,26 +302,6 @@ func (it *Iter) compareCurrent(suffix []byte, trailer base.Trailer) int {
 		return c
 	}
 	return base.CompareTrailers(it.trailer, trailer)
-}
-
-// compareRestart compares the key of restart point i with the target suffix
-// without copying the key out of the block. ok is false on malformed data.
-func (it *Iter) compareRestart(i int, suffix []byte, trailer base.Trailer) (c int, ok bool) {
-	data := it.data[:it.restartsOff]
-	var unshared, t uint64
-	var p int
-	if it.shareValues {
-		_, unshared, _, _, t, p, ok = header5(data, it.restart(i))
-	} else {
-		_, unshared, _, t, p, ok = header(data, it.restart(i))
-	}
-	if !ok || unshared > uint64(len(data)-p) {
-		return 0, false
-	}
-	if c := bytes.Compare(data[p:p+int(unshared)], suffix); c != 0 {
-		return c, true
-	}
-	return base.CompareTrailers(base.Trailer(t), trailer), true
 }
 
 // stripPrefix splits a target against the block's prefix. It returns the
@@ -414,8 +372,9 @@ func keyValue(suffix []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
-// compareRestartValue is compareRestart that also returns the restart
-// key's keyValue.
+// compareRestartValue compares the key of restart point i with the target
+// suffix without copying the key out of the block, and returns the restart
+// key's keyValue. ok is false on malformed data.
 func (it *Iter) compareRestartValue(i int, suffix []byte, trailer base.Trailer) (c int, v uint64, ok bool) {
 	data := it.data[:it.restartsOff]
 	var unshared, t uint64
