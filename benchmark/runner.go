@@ -119,7 +119,13 @@ func (r *runner) run() error {
 		}
 		r.rep.emit(row)
 	}
-	return r.e.Close()
+	if err := r.e.Close(); err != nil {
+		return err
+	}
+	if b, ok := r.e.(*BookieEngine); ok && (cfg.has("add-entry") || cfg.has("read-entry")) {
+		return r.storagePhases(b)
+	}
+	return nil
 }
 
 // location hands out increasing locations as an entry log would: 1 KiB
