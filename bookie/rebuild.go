@@ -1,7 +1,6 @@
 package bookie
 
 import (
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
@@ -290,9 +290,7 @@ func (t *tableSink) add(e *locationEntry) error {
 		t.w = w
 		t.paths = append(t.paths, path)
 	}
-	binary.BigEndian.PutUint64(t.key[0:], uint64(e.ledgerID))
-	binary.BigEndian.PutUint64(t.key[8:], uint64(e.entryID))
-	binary.BigEndian.PutUint64(t.value[:], uint64(e.location))
+	t.key, t.value = entrylocation.EncodeKey(e.ledgerID, e.entryID), entrylocation.EncodeLocation(e.location)
 	if err := t.w.Set(t.key[:], t.value[:]); err != nil {
 		return errors.Wrap(err, "bookie: rebuild: writing a table")
 	}

@@ -2,7 +2,6 @@ package entrylocation
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -294,9 +293,7 @@ func (ix *Index) UpdateLocations(locs []EntryLocation) error {
 
 // setLocation records (ledgerID, entryID) → location in b.
 func setLocation(b *lsm.Batch, ledgerID, entryID, location int64) {
-	k := makeEntryKey(ledgerID, entryID)
-	var v [valueSize]byte
-	binary.BigEndian.PutUint64(v[:], uint64(location))
+	k, v := makeEntryKey(ledgerID, entryID), EncodeLocation(location)
 	b.Set(k[:], v[:])
 }
 

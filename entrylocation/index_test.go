@@ -58,6 +58,12 @@ func TestOptions(t *testing.T) {
 func TestKeyEncoding(t *testing.T) {
 	k := makeEntryKey(0x0102030405060708, -1)
 	require.Equal(t, []byte{1, 2, 3, 4, 5, 6, 7, 8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, k[:])
+	require.Equal(t, k, entryKey(EncodeKey(0x0102030405060708, -1)))
+	v := EncodeLocation(0x0a0b0c0d0e0f1011)
+	require.Equal(t, []byte{0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11}, v[:])
+	loc, err := decodeLocation(v[:])
+	require.NoError(t, err)
+	require.EqualValues(t, 0x0a0b0c0d0e0f1011, loc)
 	first, end := ledgerBounds(7)
 	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0}, first[:])
 	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, end[:])

@@ -38,6 +38,20 @@ func (k *entryKey) set(ledgerID, entryID int64) {
 	binary.BigEndian.PutUint64(k[8:16], uint64(entryID))
 }
 
+// EncodeKey returns the persisted key of (ledgerID, entryID), for tools
+// and bulk loaders (the bookie's rebuild, `bookie-index db`) that read or
+// write an index's DB directly.
+func EncodeKey(ledgerID, entryID int64) [keySize]byte {
+	return makeEntryKey(ledgerID, entryID)
+}
+
+// EncodeLocation returns the persisted value of a location.
+func EncodeLocation(location int64) [valueSize]byte {
+	var v [valueSize]byte
+	binary.BigEndian.PutUint64(v[:], uint64(location))
+	return v
+}
+
 // ledgerBounds returns the keys (L, 0) and (L, MaxInt64): the range of a
 // ledger's non-negative entry ids, end exclusive, as upstream's purge and
 // last-entry probe use it.

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
@@ -73,9 +74,7 @@ func parseID(what, s string) (int64, error) {
 }
 
 func encodeKey(ledger, entry int64) []byte {
-	var k [16]byte
-	binary.BigEndian.PutUint64(k[:8], uint64(ledger))
-	binary.BigEndian.PutUint64(k[8:], uint64(entry))
+	k := entrylocation.EncodeKey(ledger, entry)
 	return k[:]
 }
 
