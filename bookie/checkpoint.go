@@ -182,47 +182,42 @@ func (d *DirStorage) requestPurge() {
 // flushLoop checkpoints every FlushInterval and when the write cache is
 // full, until stop.
 func (d *DirStorage) flushLoop() {
-	defer d.bg.Done()
-	var tick <-chan time.Time
-	if d.opts.FlushInterval > 0 {
-		t := time.NewTicker(d.opts.FlushInterval)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-tick:
-		case <-d.flushReq:
-		}
+	d.runEvery(d.opts.FlushInterval, d.flushReq, func() {
 		_ = d.checkpoint() // logged; the next one retries
-	}
+	})
 }
 
 // purgeLoop purges after each checkpoint, and every GCWaitTime (the
 // garbage collector: a purge that failed is retried), until stop.
 func (d *DirStorage) purgeLoop() {
-	defer d.bg.Done()
-	var tick <-chan time.Time
-	if d.opts.GCWaitTime > 0 {
-		t := time.NewTicker(d.opts.GCWaitTime)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-tick:
-		case <-d.purgeReq:
-		}
+	d.runEvery(d.opts.GCWaitTime, d.purgeReq, func() {
 		d.flushMu.Lock()
 		err := d.purgeLocked()
 		d.flushMu.Unlock()
 		if err != nil {
 			d.log.Warn("Failed to cleanup db indexes; retrying at the next checkpoint or garbage collection", "err", err)
 		}
+	})
+}
+
+// runEvery is a background worker: it runs work every interval (never
+// when interval <= 0) and on each request, until stop.
+func (d *DirStorage) runEvery(interval time.Duration, requests <-chan struct{}, work func()) {
+	defer d.bg.Done()
+	var tick <-chan time.Time
+	if interval > 0 {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-tick:
+		case <-requests:
+		}
+		work()
 	}
 }
 
