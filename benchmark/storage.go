@@ -40,7 +40,7 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 	}
 	s, err := open()
 	if err != nil {
-		return err
+		return errors.Wrap(err, "add-entry: opening the storage")
 	}
 	// add-entry
 	var written []atomic.Int64 // entries per thread; thread i writes ledgers i, i+T, ...
@@ -95,14 +95,14 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 		FoundFraction: 1, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n, PeakRSSBytes: peak,
 		Extra: map[string]float64{"mb_per_sec": float64(total) * entryPayloadSize / elapsed.Seconds() / 1e6, "checkpointed": 1}})
 	if err := s.Close(); err != nil {
-		return err
+		return errors.Wrap(err, "add-entry: closing the storage")
 	}
 
 	// read-entry, cold read cache
 	if s, err = open(); err != nil {
-		return err
+		return errors.Wrap(err, "read-entry: reopening the storage")
 	}
-	defer s.Close()
+	defer s.Close() // read-only phase: nothing to lose on close
 	r.logf("read-entry: random reads (%s)", cfg.Duration)
 	var ops, found atomic.Int64
 	stop.Store(false)
