@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -80,14 +82,21 @@ func TestRunAllPhases(t *testing.T) {
 	require.Greater(t, del["reclaimed_fraction"], 0.2, "deleting half of the ledgers gives space back")
 	t.Logf("delete: %v", del)
 
-	// Human output names the phases.
+	// Human output names the phases; --cpuprofile writes a profile per
+	// measured read phase.
 	cfg.JSON = false
-	cfg.Phases = []string{"load", "get"}
+	cfg.Phases = []string{"load", "get", "floor"}
 	cfg.Dir = t.TempDir()
 	cfg.CacheSizes = cfg.CacheSizes[:1]
+	cfg.CPUProfile = filepath.Join(t.TempDir(), "prof")
 	out.Reset()
 	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
 	require.True(t, strings.Contains(out.String(), "load (bookie-index") && strings.Contains(out.String(), "ops/s"), out.String())
+	for _, phase := range []string{"get", "floor"} {
+		fi, err := os.Stat(cfg.CPUProfile + "-bookie-index-" + phase + "-256KiB.pprof")
+		require.NoError(t, err)
+		require.Greater(t, fi.Size(), int64(0))
+	}
 }
 
 // TestStoragePhases runs add-entry and read-entry at a tiny scale: every

@@ -34,6 +34,9 @@ type Config struct {
 	// DeleteFraction of the ledgers the delete phase deletes.
 	DeleteFraction float64
 	JSON           bool
+	// CPUProfile, if set, is the path prefix of one CPU profile per
+	// measured read phase: PREFIX-ENGINE-PHASE-CACHE.pprof.
+	CPUProfile string
 }
 
 // RegisterFlags defines the bench flags on fs, writing into c.
@@ -92,6 +95,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.Float64Var(&c.DeleteFraction, "delete-fraction", 0.2, "fraction of the ledgers the delete phase deletes")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured read phase to PREFIX-ENGINE-PHASE-CACHE.pprof")
 }
 
 // Validate checks the settings.

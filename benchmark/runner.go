@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -279,12 +280,19 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 	for i, rd := range readers {
 		before[i] = rd.Stats()
 	}
+	stopProfile, err := r.startCPUProfile(phase, cacheBytes)
+	if err != nil {
+		return OpRow{}, err
+	}
 	rss := startRSSSampler()
 	p0 := sampleProcess()
 	t0 := time.Now()
 	ops, found, err := r.runThreads(readers, op, cfg.Duration, 1000)
 	elapsed := time.Since(t0)
 	p1 := sampleProcess()
+	if perr := stopProfile(); err == nil {
+		err = perr
+	}
 	peak := rss.finish()
 	var extra map[string]float64
 	if stopWriter != nil {
@@ -428,5 +436,26 @@ func (r *runner) deletePhase(cacheBytes int64) (OpRow, error) {
 			"settle_seconds":            settle,
 			"expected_deleted_fraction": float64(len(deleted)) / float64(cfg.Ledgers),
 		},
+	}, nil
+}
+
+// startCPUProfile starts the CPU profile of one measured phase if
+// --cpuprofile asks for it; the returned function stops and writes it.
+func (r *runner) startCPUProfile(phase string, cacheBytes int64) (stop func() error, err error) {
+	if r.cfg.CPUProfile == "" {
+		return func() error { return nil }, nil
+	}
+	name := fmt.Sprintf("%s-%s-%s-%s.pprof", r.cfg.CPUProfile, r.e.Name(), phase, FormatSize(cacheBytes))
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, errors.Wrap(err, "benchmark: --cpuprofile")
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, errors.Wrapf(err, "benchmark: --cpuprofile %s", name)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return errors.Wrapf(f.Close(), "benchmark: --cpuprofile %s", name)
 	}, nil
 }
