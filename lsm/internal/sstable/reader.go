@@ -167,10 +167,26 @@ func (r *Reader) loadRangeDeletions() ([]Tombstone, error) {
 
 // readRaw reads, verifies and decompresses one block from the file.
 func (r *Reader) readRaw(h BlockHandle, stats *Stats) ([]byte, error) {
+	return r.readStored(h, stats, false)
+}
+
+// readStored reads, checks and decompresses the block at h. With pooled,
+// the stored bytes go to a pooled buffer that is recycled once the block is
+// decompressed (an uncompressed block is copied out of it): for data blocks
+// of compressed tables, whose stored bytes are dead after decompression.
+func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, error) {
 	if h.Offset > r.size || h.Length+blockTrailerSize > r.size-h.Offset || h.Length > maxBlockSize {
 		return nil, base.CorruptionErrorf("sstable: block handle (offset %d, length %d) lies outside the %d-byte file", h.Offset, h.Length, r.size)
 	}
-	buf := make([]byte, h.Length+blockTrailerSize)
+	n := int(h.Length + blockTrailerSize)
+	var buf []byte
+	if pooled {
+		pb := getReadBuffer(n)
+		defer putReadBuffer(pb)
+		buf = *pb
+	} else {
+		buf = make([]byte, n)
+	}
 	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
 		return nil, errors.Wrapf(err, "reading block at offset %d", h.Offset)
 	}
@@ -186,6 +202,9 @@ func (r *Reader) readRaw(h BlockHandle, stats *Stats) ([]byte, error) {
 	raw, err := decompressBlock(typ, stored)
 	if err != nil {
 		return nil, errors.Wrapf(err, "block at offset %d", h.Offset)
+	}
+	if pooled && typ == blockTypeNone {
+		raw = append([]byte(nil), raw...)
 	}
 	return raw, nil
 }
@@ -254,7 +273,7 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, fillCac
 
 // readVerified reads a block, checks its structure and counts the read.
 func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]byte, error) {
-	data, err := r.readRaw(h, stats)
+	data, err := r.readStored(h, stats, kind == cache.KindData && r.props.Compression != CompressionNone)
 	if err != nil {
 		return nil, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
 	}
