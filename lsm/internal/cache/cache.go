@@ -103,6 +103,32 @@ func (c *Cache) Lookup(id, offset uint64, kind Kind) (Handle, bool) {
 	return Handle{e: e}, true
 }
 
+// Peek returns the value of the block (id, offset) and true, or nil and
+// false if it is not cached, counting a hit or a miss for kind like Lookup.
+// It takes no reference: the cache may evict the entry while the caller
+// still reads the value. That is safe — values are never reused or
+// modified — but such bytes are then briefly outside the cache's
+// accounting, so Peek is for short uses, like one point lookup, where a
+// handle's acquire and release (two atomic updates of a cache line every
+// core touches) would cost more than the rest of the hit. Hold a handle
+// (Lookup) for anything longer, such as an iterator positioned on a block.
+func (c *Cache) Peek(id, offset uint64, kind Kind) ([]byte, bool) {
+	k := key{id: id, offset: offset}
+	s := c.shardFor(k)
+	counters := &s.counters[kind.counterIndex()]
+	s.mu.Lock()
+	e := s.entries[k]
+	if e == nil {
+		counters.Misses++
+		s.mu.Unlock()
+		return nil, false
+	}
+	counters.Hits++
+	s.touchLocked(e)
+	s.mu.Unlock()
+	return e.value, true
+}
+
 // Insert caches value as the block (id, offset), replacing any entry already
 // there (whose outstanding handles stay valid), and returns a handle on it
 // that the caller must Release. The cache keeps value itself, not a copy:

@@ -88,6 +88,11 @@ func testConcurrentOperations(t *testing.T, strict bool) {
 				pri := Priority(rng.Intn(2))
 				var err error
 				switch r := rng.Intn(100); {
+				case r < 15:
+					lookups[g]++
+					if v, ok := c.Peek(id, offset, kind); ok && !bytes.Equal(v, want(id, offset)) {
+						err = errors.Newf("Peek(%d, %d) returned another block's bytes", id, offset)
+					}
 				case r < 35:
 					lookups[g]++
 					if h, ok := c.Lookup(id, offset, kind); ok {

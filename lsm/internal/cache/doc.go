@@ -35,7 +35,16 @@
 // So a scan of data blocks, which are PriorityLow, cannot flush index and
 // filter partitions while the pool has room for them. A hit moves an entry
 // to the front of the list its own priority selects: a data block never
-// enters the pool by being hit.
+// enters the pool by being hit. The LRU order is approximate at the front:
+// a hit on an entry that is on its own list and among the newest quarter
+// of it (fewer than len/4 entries pushed in front of it since its last
+// move) leaves it in place, so that hits on a hot working set do not all
+// rewrite list links; the back three quarters, where eviction happens, are
+// in exact LRU order of the moves.
+//
+// Peek is a hit without a handle, for short uses such as one point lookup:
+// the value stays valid (values are never reused), but the cache may evict
+// the entry meanwhile.
 //
 // # Pinned usage
 //
@@ -111,8 +120,10 @@
 //
 // # Costs
 //
-//   - Lookup hit: one shard lock, one map lookup, a list move and an atomic
-//     add; no allocation. Release: one atomic add (two when it unpins).
+//   - Lookup hit: one shard lock, one map lookup, a list move unless the
+//     entry is recent, and an atomic add (two when it pins); no
+//     allocation. Release: one atomic add (two when it unpins). Peek hit:
+//     the same without the atomic adds and without a Release.
 //   - Insert: one allocation for the entry, map and file-list updates, and
 //     eviction proportional to the entries evicted plus the referenced
 //     entries passed over (they are skipped in place).

@@ -8,9 +8,9 @@ import (
 )
 
 // EntryOverhead is the fixed number of bytes charged for every cached entry
-// on top of len(value): the entry struct (96 bytes on 64-bit platforms:
-// key, value header, charge, state, flags, shard pointer and four list
-// links) plus its slot in the shard's map (a 24-byte key/pointer pair at a
+// on top of len(value): the entry struct (104 bytes on 64-bit platforms:
+// key, value header, charge, state, flags, shard pointer, four list links
+// and the LRU stamp) plus its slot in the shard's map (a 24-byte key/pointer pair at a
 // load factor between 7/16 and 7/8, so up to about 56 bytes), rounded up.
 // Without it a cache of tiny blocks would use far more memory than its
 // capacity says.
@@ -57,6 +57,9 @@ type entry struct {
 	// file within the shard (nil-terminated; the head is in shard.files).
 	prev, next         *entry
 	filePrev, fileNext *entry
+	// stamp is the list's push count when the entry was last pushed to
+	// its front (see list.recent).
+	stamp uint64
 }
 
 // newDetachedEntry makes an entry that no shard knows of, holding one outside
@@ -118,8 +121,10 @@ func (h Handle) Release() {
 // list is a circular doubly linked LRU list of entries with a sentinel:
 // root.next is the most recently used entry, root.prev the least.
 type list struct {
-	root  entry
-	bytes int64 // sum of the charges of the entries on the list
+	root   entry
+	bytes  int64  // sum of the charges of the entries on the list
+	len    int    // entries on the list
+	pushes uint64 // pushFront calls so far
 }
 
 func (l *list) init() {
@@ -136,7 +141,15 @@ func (l *list) pushFront(e *entry) {
 	e.next.prev = e
 	l.root.next = e
 	l.bytes += e.charge
+	l.len++
+	l.pushes++
+	e.stamp = l.pushes
 }
+
+// recent reports whether e, which is on l, is among the newest quarter of
+// its entries: fewer than len/4 entries were pushed in front of it since
+// its own push (removals only bring it closer to the front).
+func (l *list) recent(e *entry) bool { return l.pushes-e.stamp < uint64(l.len/4) }
 
 // remove unlinks e, which must be on l.
 func (l *list) remove(e *entry) {
@@ -144,4 +157,5 @@ func (l *list) remove(e *entry) {
 	e.next.prev = e.prev
 	e.prev, e.next = nil, nil
 	l.bytes -= e.charge
+	l.len--
 }

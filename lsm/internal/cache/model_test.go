@@ -23,7 +23,8 @@ type modelEntry struct {
 	kind   Kind
 	pri    Priority
 	inHigh bool
-	refs   int // outside references
+	refs   int    // outside references
+	stamp  uint64 // its list's push count when last pushed
 }
 
 // shardModel is a deliberately simple, slice-based model of one shard with
@@ -36,6 +37,7 @@ type shardModel struct {
 	strict                 bool
 	capacity, highCapacity int64         // as last applied
 	high, low              []*modelEntry // most recently used first
+	highPushes, lowPushes  uint64        // entries pushed to each list's front so far
 	metrics                Metrics
 }
 
@@ -69,11 +71,19 @@ func (m *shardModel) unlink(e *modelEntry) {
 func (m *shardModel) push(e *modelEntry) {
 	e.inHigh = e.pri == PriorityHigh && e.charge <= m.highCapacity
 	if !e.inHigh {
-		m.low = append([]*modelEntry{e}, m.low...)
+		m.pushLow(e)
 		return
 	}
+	m.highPushes++
+	e.stamp = m.highPushes
 	m.high = append([]*modelEntry{e}, m.high...)
 	m.demote()
+}
+
+func (m *shardModel) pushLow(e *modelEntry) {
+	m.lowPushes++
+	e.stamp = m.lowPushes
+	m.low = append([]*modelEntry{e}, m.low...)
 }
 
 func (m *shardModel) demote() {
@@ -81,7 +91,7 @@ func (m *shardModel) demote() {
 		e := m.high[len(m.high)-1]
 		m.high = m.high[:len(m.high)-1]
 		e.inHigh = false
-		m.low = append([]*modelEntry{e}, m.low...)
+		m.pushLow(e)
 	}
 }
 
@@ -150,9 +160,21 @@ func (m *shardModel) lookup(k key, kind Kind) *modelEntry {
 		return nil
 	}
 	m.metrics.Kinds[kind].Hits++
+	e.refs++
+	// A hit leaves an entry that is on its priority's list and among the
+	// newest quarter of it (fewer than len/4 pushes since its own) where
+	// it is; any other hit moves it to the front.
+	if e.inHigh == (e.pri == PriorityHigh) {
+		pushes, n := m.lowPushes, len(m.low)
+		if e.inHigh {
+			pushes, n = m.highPushes, len(m.high)
+		}
+		if pushes-e.stamp < uint64(n/4) {
+			return e
+		}
+	}
 	m.unlink(e)
 	m.push(e)
-	e.refs++
 	return e
 }
 
@@ -245,6 +267,15 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 			}
 			require.NoError(t, err, desc)
 			hold(h, me, v)
+		case r < 40:
+			desc = fmt.Sprintf("Peek(%v)", k)
+			v, ok := c.Peek(k.id, k.offset, kind)
+			me := m.lookup(k, kind)
+			require.Equal(t, me != nil, ok, desc)
+			if ok {
+				me.refs-- // Peek takes no reference
+				require.Equal(t, me.value, v, desc)
+			}
 		case r < 55:
 			desc = fmt.Sprintf("Lookup(%v)", k)
 			h, ok := c.Lookup(k.id, k.offset, kind)

@@ -23,7 +23,7 @@ func (r *Reader) CoveredBytes(covers func(lo, hi []byte) bool) (covered, total u
 		if err != nil {
 			return 0, 0, err
 		}
-		ref, err := r.readBlock(h, cache.KindIndex, nil, true)
+		ref, err := r.readBlock(h, cache.KindIndex, nil, readHold)
 		if err != nil {
 			return 0, 0, err
 		}

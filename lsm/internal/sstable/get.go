@@ -60,7 +60,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		if err != nil {
 			return dst, 0, false, err
 		}
-		fb, err := r.readBlock(h, cache.KindFilter, stats, true)
+		fb, err := r.readBlock(h, cache.KindFilter, stats, readPeek)
 		if err != nil {
 			return dst, 0, false, err
 		}
@@ -87,7 +87,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	if err != nil {
 		return dst, 0, false, err
 	}
-	ib, err := r.readBlock(h, cache.KindIndex, stats, true)
+	ib, err := r.readBlock(h, cache.KindIndex, stats, readPeek)
 	if err != nil {
 		return dst, 0, false, err
 	}
@@ -104,7 +104,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	if err != nil {
 		return dst, 0, false, err
 	}
-	db, err := r.readBlock(h, cache.KindData, stats, true)
+	db, err := r.readBlock(h, cache.KindData, stats, readPeek)
 	if err != nil {
 		return dst, 0, false, err
 	}

@@ -114,6 +114,15 @@ func (it *Iter) setErr(err error) bool {
 	return it.invalidate()
 }
 
+// readMode is how the iterator reads blocks: holding handles, without
+// filling the cache for NoFillCache.
+func (it *Iter) readMode() readMode {
+	if it.opts.NoFillCache {
+		return readNoFill
+	}
+	return readHold
+}
+
 // loadIndex loads the partition the top-level iterator points at.
 func (it *Iter) loadIndex() bool {
 	h, err := DecodeBlockHandle(it.top.Value())
@@ -125,7 +134,7 @@ func (it *Iter) loadIndex() bool {
 	}
 	it.indexRef.release()
 	it.indexAt = noBlock
-	ref, err := it.r.readBlock(h, cache.KindIndex, it.opts.Stats, !it.opts.NoFillCache)
+	ref, err := it.r.readBlock(h, cache.KindIndex, it.opts.Stats, it.readMode())
 	if err != nil {
 		return it.setErr(err)
 	}
@@ -148,7 +157,7 @@ func (it *Iter) loadData() bool {
 	}
 	it.dataRef.release()
 	it.dataAt = noBlock
-	ref, err := it.r.readBlock(h, cache.KindData, it.opts.Stats, !it.opts.NoFillCache)
+	ref, err := it.r.readBlock(h, cache.KindData, it.opts.Stats, it.readMode())
 	if err != nil {
 		return it.setErr(err)
 	}

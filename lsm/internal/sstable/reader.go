@@ -220,10 +220,24 @@ func (b *blockRef) release() {
 	*b = blockRef{}
 }
 
+// readMode says how readBlock uses the block cache.
+type readMode uint8
+
+const (
+	// readHold: a hit takes a handle, held until the blockRef is released
+	// (iterators, which stay on a block across calls).
+	readHold readMode = iota
+	// readPeek: a hit takes no handle (cache.Peek); for point lookups,
+	// which use the block for the duration of one call.
+	readPeek
+	// readNoFill: a miss is not inserted (compactions, which must not push
+	// the readers' working set out of the cache).
+	readNoFill
+)
+
 // readBlock returns a verified, decompressed block of the given kind,
-// through the block cache. fillCache is false for compactions, which must
-// not push the readers' working set out of the cache.
-func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, fillCache bool) (blockRef, error) {
+// through the block cache.
+func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
 	if kind != cache.KindData && r.hasPinned.Load() {
 		r.pinnedMu.RLock()
 		b, ok := r.pinned[h.Offset]
@@ -236,14 +250,21 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, fillCac
 		}
 	}
 	if r.cache != nil {
-		if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
+		if mode == readPeek {
+			if v, ok := r.cache.Peek(r.cacheID, h.Offset, kind); ok {
+				if stats != nil {
+					stats.CacheHits++
+				}
+				return blockRef{data: v}, nil
+			}
+		} else if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
 			if stats != nil {
 				stats.CacheHits++
 			}
 			return blockRef{h: ch, data: ch.Value()}, nil
 		}
 	}
-	if r.cache == nil || !fillCache {
+	if r.cache == nil || mode == readNoFill {
 		data, err := r.readVerified(h, kind, stats)
 		if err != nil {
 			return blockRef{}, err
