@@ -60,13 +60,55 @@ func randomEntries(rng *rand.Rand, n int) []entry {
 	return sortEntries(es)
 }
 
-func build(es []entry, restartInterval int, commonPrefix bool) []byte {
-	return buildShared(es, restartInterval, commonPrefix, false)
+// denseEntries makes entry-location-like runs that compact entries are for:
+// keys of one length counting up by small steps (now and then a big jump or
+// a longer key), values counting up, trailers mostly equal — so entries
+// differ from their predecessor in 1 to 16 trailing bytes, on both sides of
+// the compact-entry limits.
+func denseEntries(rng *rand.Rand, n int) []entry {
+	var es []entry
+	var k, v uint64 = rng.Uint64() >> 8, rng.Uint64()
+	for i := 0; i < n; i++ {
+		switch rng.Intn(20) {
+		case 0:
+			k += rng.Uint64() >> uint(rng.Intn(64))
+		default:
+			k += uint64(1 + rng.Intn(3))
+		}
+		v += uint64(rng.Intn(1 << uint(rng.Intn(40)+1)))
+		key := binary.BigEndian.AppendUint64([]byte("ledger/"), k)
+		if rng.Intn(30) == 0 {
+			key = append(key, 'x') // a longer key
+		}
+		value := binary.BigEndian.AppendUint64(nil, v)
+		if rng.Intn(30) == 0 {
+			value = value[:rng.Intn(9)] // a shorter value
+		}
+		tr := base.MakeTrailer(0, base.KindSet)
+		if rng.Intn(10) == 0 {
+			tr = base.MakeTrailer(base.SeqNum(rng.Intn(5)), base.Kind(rng.Intn(3)))
+		}
+		es = append(es, entry{key: key, trailer: tr, value: value})
+	}
+	return sortEntries(es)
 }
 
-func buildShared(es []entry, restartInterval int, commonPrefix, shareValues bool) []byte {
+// Block encodings the builder can produce.
+const (
+	encPlain       = iota // keys share prefixes, values stored whole
+	encShareValues        // values share prefixes with their predecessor
+	encCompact            // and compact entries
+	numEncodings
+)
+
+func build(es []entry, restartInterval int, commonPrefix bool) []byte {
+	return buildShared(es, restartInterval, commonPrefix, encPlain)
+}
+
+func buildShared(es []entry, restartInterval int, commonPrefix bool, enc int) []byte {
 	b := NewBuilder(restartInterval, commonPrefix)
-	b.ShareValuePrefixes = shareValues
+	b.ShareValuePrefixes = enc >= encShareValues
+	b.CompactEntries = enc == encCompact
 	for _, e := range es {
 		b.Add(e.key, e.trailer, e.value)
 	}
@@ -141,11 +183,14 @@ func TestBlockRandomized(t *testing.T) {
 	for iter := 0; iter < 300; iter++ {
 		n := []int{0, 1, 2, 17, 100, 1000}[rng.Intn(6)]
 		es := randomEntries(rng, n)
+		if iter%2 == 1 {
+			es = denseEntries(rng, n)
+		}
 		for _, ri := range []int{1, 16, 1024} {
 			for _, cp := range []bool{false, true} {
-				sv := rng.Intn(2) == 0
-				name := fmt.Sprintf("iter=%d n=%d restart=%d prefix=%v shareValues=%v", iter, len(es), ri, cp, sv)
-				data := buildShared(es, ri, cp, sv)
+				enc := rng.Intn(numEncodings)
+				name := fmt.Sprintf("iter=%d n=%d restart=%d prefix=%v encoding=%d", iter, len(es), ri, cp, enc)
+				data := buildShared(es, ri, cp, enc)
 				require.NoError(t, Validate(data), name)
 				var it Iter
 				require.NoError(t, it.Init(data), name)
@@ -231,8 +276,13 @@ func TestEmptyBlock(t *testing.T) {
 func TestCorruptionNeverPanics(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	es := randomEntries(rng, 60)
-	for _, cp := range []bool{false, true} {
-		data := buildShared(es, 4, cp, cp)
+	dense := denseEntries(rng, 60)
+	for _, c := range []struct {
+		es  []entry
+		cp  bool
+		enc int
+	}{{es, false, encPlain}, {es, true, encShareValues}, {dense, true, encCompact}, {dense, false, encCompact}} {
+		data := buildShared(c.es, 4, c.cp, c.enc)
 		for i := 0; i < len(data); i++ {
 			for _, mut := range []func([]byte) []byte{
 				func(b []byte) []byte { b[i] ^= 0x5a; return b },
@@ -269,7 +319,8 @@ func FuzzBlock(f *testing.F) {
 	rng := rand.New(rand.NewSource(1))
 	f.Add(build(randomEntries(rng, 20), 4, true))
 	f.Add(build(randomEntries(rng, 5), 1, false))
-	f.Add(buildShared(randomEntries(rng, 30), 8, true, true))
+	f.Add(buildShared(randomEntries(rng, 30), 8, true, encShareValues))
+	f.Add(buildShared(denseEntries(rng, 40), 8, true, encCompact))
 	f.Add([]byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		exercise(data)
@@ -330,15 +381,41 @@ func TestShareValuePrefixesShrinksLocations(t *testing.T) {
 	for e := uint64(0); e < 1000; e++ {
 		es = append(es, entry{key: entryLocationKey(7, e), trailer: base.MakeTrailer(0, base.KindSet), value: entryLocationKey(0, 1<<32|(1024+e*1028))[8:]})
 	}
-	plain, shared := buildShared(es, 16, true, false), buildShared(es, 16, true, true)
-	t.Logf("1000 entry locations: %d bytes, %d with shared value prefixes", len(plain), len(shared))
+	plain, shared, compact := buildShared(es, 16, true, encPlain), buildShared(es, 16, true, encShareValues), buildShared(es, 16, true, encCompact)
+	t.Logf("1000 entry locations: %d bytes, %d with shared value prefixes, %d with compact entries", len(plain), len(shared), len(compact))
 	require.Less(t, len(shared), len(plain)*3/4)
-	var it Iter
-	require.NoError(t, it.Init(shared))
-	i := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		require.Equal(t, es[i].value, it.Value())
-		i++
+	require.Less(t, len(compact), len(shared)*2/3)
+	for _, data := range [][]byte{shared, compact} {
+		var it Iter
+		require.NoError(t, it.Init(data))
+		i := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			require.Equal(t, es[i].key, it.UserKey())
+			require.Equal(t, es[i].value, it.Value())
+			i++
+		}
+		require.Equal(t, len(es), i)
+		require.NoError(t, Validate(data))
 	}
-	require.Equal(t, len(es), i)
+}
+
+// TestCompactEntryAtRestartIsCorrupt: a restart point must hold a full
+// entry; a compact one there has no predecessor to patch.
+func TestCompactEntryAtRestartIsCorrupt(t *testing.T) {
+	var es []entry
+	for e := uint64(0); e < 40; e++ {
+		es = append(es, entry{key: entryLocationKey(7, e), trailer: base.MakeTrailer(0, base.KindSet), value: entryLocationKey(0, e)[8:]})
+	}
+	data := buildShared(es, 16, false, encCompact)
+	var it Iter
+	require.NoError(t, it.Init(data))
+	second := it.restart(1)
+	require.Less(t, data[second], byte(compactEntryBit), "restart entries are full")
+	bad := append([]byte(nil), data...)
+	bad[second] = compactEntryBit | 1<<3 | 1
+	err := Validate(bad)
+	require.True(t, errors.Is(err, base.ErrCorruption), "%v", err)
+	require.NoError(t, it.Init(bad))
+	require.False(t, it.SeekGE(entryLocationKey(7, 20), base.SeekTrailer(base.SeqNumMax)))
+	require.True(t, errors.Is(it.Error(), base.ErrCorruption), "%v", it.Error())
 }

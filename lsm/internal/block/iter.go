@@ -20,6 +20,8 @@ type Iter struct {
 	// shareValues: entries carry a shared-value-prefix field and values
 	// are rebuilt in valueBuf (the block's restart count has the flag).
 	shareValues bool
+	// compact: the block may hold compact entries (compactEntriesFlag).
+	compact bool
 	valueBuf    []byte
 	// restartWidth is 2 or 4: the size of a restart offset.
 	restartWidth int
@@ -45,7 +47,22 @@ const (
 	// shortRestartsFlag: restart offsets are uint16 (the block's entries
 	// end below 64 KiB).
 	shortRestartsFlag = 1 << 30
-	restartFlags      = valuePrefixFlag | shortRestartsFlag
+	// compactEntriesFlag (only with valuePrefixFlag): an entry whose first
+	// byte has compactEntryBit set is a compact entry (see Builder).
+	compactEntriesFlag = 1 << 29
+	restartFlags       = valuePrefixFlag | shortRestartsFlag | compactEntriesFlag
+)
+
+// Compact entries: one header byte 1vvvvkkk, then k key bytes and v value
+// bytes replacing the last k bytes of the previous key and the last v bytes
+// of the previous value; the trailer is the previous entry's. Full entries
+// in such blocks share at most 127 key bytes, so their first byte (the
+// shared count's varint) is below 0x80. Persisted: do not change.
+const (
+	compactEntryBit      = 0x80
+	maxCompactKeyBytes   = 7
+	maxCompactValueBytes = 15
+	maxFullEntryShared   = 0x7f
 )
 
 // Init positions nothing; it checks the block's frame (restart count, the
@@ -58,11 +75,16 @@ func (it *Iter) Init(data []byte) error {
 	it.restartsOff = 0
 	it.prefixLen = 0
 	it.shareValues = false
+	it.compact = false
 	if len(data) < 4 {
 		return it.fail("block of %d bytes is shorter than its restart count", len(data))
 	}
 	r := binary.LittleEndian.Uint32(data[len(data)-4:])
 	it.shareValues = r&valuePrefixFlag != 0
+	it.compact = it.shareValues && r&compactEntriesFlag != 0
+	if r&compactEntriesFlag != 0 && !it.shareValues {
+		return it.fail("block claims compact entries without shared value prefixes")
+	}
 	it.restartWidth = 4
 	if r&shortRestartsFlag != 0 {
 		it.restartWidth = 2
@@ -109,6 +131,9 @@ func Validate(data []byte) error {
 	ri := 0
 	for ok := it.First(); ok; ok = it.Next() {
 		if ri < it.numRestarts && it.offset == it.restart(ri) {
+			if it.compact && it.data[it.offset]&compactEntryBit != 0 {
+				return it.fail("restart point %d at offset %d holds a compact entry", ri, it.offset)
+			}
 			ri++
 		} else if ri == 0 {
 			return it.fail("first entry is not a restart point")
@@ -241,6 +266,9 @@ func headerSlow(data []byte, off int) (shared, unshared, valueLen, trailer uint6
 // value).
 func (it *Iter) decodeAt(off int) bool {
 	data := it.data[:it.restartsOff]
+	if it.compact && off < len(data) && data[off]&compactEntryBit != 0 {
+		return it.decodeCompactAt(off)
+	}
 	var shared, unshared, vshared, vlen, trailer uint64
 	var p int
 	var ok bool
@@ -275,6 +303,27 @@ func (it *Iter) decodeAt(off int) bool {
 	it.offset = off
 	it.nextOffset = end + int(vlen)
 	it.valid = true
+	return true
+}
+
+// decodeCompactAt reads the compact entry at off (see compactEntryBit): it
+// replaces the last bytes of the current key and value in place.
+func (it *Iter) decodeCompactAt(off int) bool {
+	data := it.data[:it.restartsOff]
+	h := data[off]
+	ku, vu := int(h&maxCompactKeyBytes), int(h>>3&maxCompactValueBytes)
+	p := off + 1
+	// A compact entry needs a previous entry (never at a restart point,
+	// where the key is rebuilt from nothing) and must keep the prefix.
+	if !it.valid || ku > len(it.key)-it.prefixLen || vu > len(it.valueBuf) || ku+vu > len(data)-p {
+		return it.corrupt(off)
+	}
+	copy(it.key[len(it.key)-ku:], data[p:p+ku])
+	p += ku
+	copy(it.valueBuf[len(it.valueBuf)-vu:], data[p:p+vu])
+	it.value = it.valueBuf
+	it.offset = off
+	it.nextOffset = p + vu
 	return true
 }
 

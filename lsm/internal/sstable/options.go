@@ -106,6 +106,11 @@ type WriterOptions struct {
 	// DisableValuePrefixes turns off storing, in data blocks, each value's
 	// prefix shared with the previous value once (on by default).
 	DisableValuePrefixes bool
+	// DisableCompactEntries turns off compact data-block entries (an entry
+	// differing from its predecessor only in a few trailing key and value
+	// bytes stored as one header byte plus those bytes; see
+	// docs/format.md). They need value prefixes. For comparisons.
+	DisableCompactEntries bool
 }
 
 // Defaults of WriterOptions.
