@@ -31,6 +31,15 @@ type tableCache struct {
 	mu     sync.RWMutex
 	tables map[uint64]*tableHandle
 	closed bool // set by close: no table opens afterwards
+
+	// ready holds the successfully opened tables (fileNum → *tableHandle)
+	// when maxOpen is 0. Without a limit a table is only closed once it is
+	// obsolete — no version, so no read, references it — or by close, so
+	// lookups need neither the mutex nor a reference: a sync.Map load
+	// writes no shared memory. The mutex and the per-table reference counts
+	// were contended atomic updates on every Get (7% of the get phase's
+	// CPU at a 1 GiB cache on 2 cores).
+	ready sync.Map
 }
 
 // tableHandle is an open table: its reader and its range tombstones.
@@ -48,12 +57,18 @@ func newTableCache(fs vfs.FS, dir string, c *cache.Cache, maxOpen int) *tableCac
 	return &tableCache{fs: fs, dir: dir, cache: c, maxOpen: maxOpen, tables: make(map[uint64]*tableHandle)}
 }
 
-// get returns the open table fileNum with a reference, opening it on first
-// use. The caller must release it.
+// get returns the open table fileNum with a reference (with maxOpen > 0),
+// opening it on first use. The caller must release it.
 func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
+	unlimited := c.maxOpen == 0
+	if unlimited {
+		if h, ok := c.ready.Load(fileNum); ok {
+			return h.(*tableHandle), nil
+		}
+	}
 	c.mu.RLock()
 	h := c.tables[fileNum]
-	if h != nil {
+	if h != nil && !unlimited {
 		h.refs.Add(1)
 	}
 	c.mu.RUnlock()
@@ -68,7 +83,9 @@ func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 			c.tables[fileNum] = h
 			c.numOpen.Add(1)
 		}
-		h.refs.Add(1)
+		if !unlimited {
+			h.refs.Add(1)
+		}
 		c.mu.Unlock()
 	}
 	if c.maxOpen > 0 {
@@ -84,8 +101,17 @@ func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 			c.numOpen.Add(-1)
 		}
 		c.mu.Unlock()
-		h.refs.Add(-1)
+		if !unlimited {
+			h.refs.Add(-1)
+		}
 		return nil, h.err
+	}
+	if opened && unlimited {
+		c.mu.Lock()
+		if c.tables[fileNum] == h && !c.closed {
+			c.ready.Store(fileNum, h)
+		}
+		c.mu.Unlock()
 	}
 	if opened && c.maxOpen > 0 {
 		c.evictOverLimit()
@@ -97,7 +123,7 @@ func (c *tableCache) get(fileNum uint64) (*tableHandle, error) {
 // closes tables if too many are open (an iterator over every table opens
 // them all at once).
 func (c *tableCache) release(h *tableHandle) {
-	if h != nil && h.refs.Add(-1) == 0 && c.maxOpen > 0 && c.numOpen.Load() > int64(c.maxOpen) {
+	if c.maxOpen > 0 && h != nil && h.refs.Add(-1) == 0 && c.numOpen.Load() > int64(c.maxOpen) {
 		c.evictOverLimit()
 	}
 }
@@ -159,6 +185,7 @@ func (c *tableCache) evict(fileNum uint64) {
 	h := c.tables[fileNum]
 	if h != nil {
 		delete(c.tables, fileNum)
+		c.ready.Delete(fileNum)
 		c.numOpen.Add(-1)
 	}
 	c.mu.Unlock()
@@ -174,6 +201,7 @@ func (c *tableCache) close() {
 	c.tables = map[uint64]*tableHandle{}
 	c.numOpen.Store(0)
 	c.closed = true
+	c.ready.Clear()
 	c.mu.Unlock()
 	for _, h := range tables {
 		h.once.Do(func() { h.err = ErrClosed })
