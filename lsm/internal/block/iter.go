@@ -21,8 +21,8 @@ type Iter struct {
 	// are rebuilt in valueBuf (the block's restart count has the flag).
 	shareValues bool
 	// compact: the block may hold compact entries (compactEntriesFlag).
-	compact bool
-	valueBuf    []byte
+	compact  bool
+	valueBuf []byte
 	// restartWidth is 2 or 4: the size of a restart offset.
 	restartWidth int
 	prefixLen    int
