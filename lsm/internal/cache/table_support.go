@@ -14,3 +14,9 @@ func (h Handle) Cached() bool { return h.e != nil && h.e.shard != nil }
 func (c *Cache) MaxEntrySize() int64 {
 	return c.opts.Capacity/int64(len(c.shards)) - EntryOverhead
 }
+
+// Capacity returns the configured capacity in bytes.
+func (c *Cache) Capacity() int64 { return c.opts.Capacity }
+
+// PinnedUsage returns the bytes pinned outside the shards (AddPinned).
+func (c *Cache) PinnedUsage() int64 { return max(c.pinned.Load(), 0) }

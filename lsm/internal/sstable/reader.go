@@ -51,6 +51,14 @@ type Reader struct {
 	// larger than a cache shard: read, verified and parsed once, then kept
 	// here for the table's life (charged to the cache as pinned usage)
 	// instead of being re-read by every lookup.
+	// partitions holds every index and filter partition, by offset, when
+	// the table pinned them at open (pinned_partitions.go); nil otherwise.
+	// Immutable after Open, so read without a lock.
+	partitions     map[uint64][]byte
+	partitionBytes int64
+	// topPinned is what the top-level blocks charged to the cache.
+	topPinned int64
+
 	pinnedMu    sync.RWMutex
 	pinned      map[uint64][]byte
 	hasPinned   atomic.Bool
@@ -126,9 +134,10 @@ func (r *Reader) open() error {
 		}
 	}
 	if r.cache != nil {
-		r.cache.AddPinned(int64(len(r.topIndex) + len(r.topFilter)))
+		r.topPinned = int64(len(r.topIndex) + len(r.topFilter))
+		r.cache.AddPinned(r.topPinned)
 	}
-	return nil
+	return r.pinPartitions()
 }
 
 // standIn builds the one-entry top-level block of a full-layout table: its
@@ -238,6 +247,14 @@ const (
 // readBlock returns a verified, decompressed block of the given kind,
 // through the block cache.
 func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
+	if kind != cache.KindData && r.partitions != nil {
+		if b, ok := r.partitions[h.Offset]; ok {
+			if stats != nil {
+				stats.CacheHits++
+			}
+			return blockRef{data: b}, nil
+		}
+	}
 	if kind != cache.KindData && r.hasPinned.Load() {
 		r.pinnedMu.RLock()
 		b, ok := r.pinned[h.Offset]
@@ -352,7 +369,9 @@ func (r *Reader) releasePinned() {
 	r.pinnedMu.Lock()
 	defer r.pinnedMu.Unlock()
 	if r.cache != nil {
-		r.cache.AddPinned(-r.pinnedBytes.Load() - int64(len(r.topIndex)+len(r.topFilter)))
+		// Only what was added: a failed Open may not have charged its
+		// top-level blocks or partitions yet.
+		r.cache.AddPinned(-r.pinnedBytes.Load() - r.topPinned - r.partitionBytes)
 	}
 	r.pinned = nil
 	r.pinnedBytes.Store(0)
@@ -368,7 +387,7 @@ func (r *Reader) RangeDeletions() []Tombstone { return r.rangeDels }
 // PinnedBytes returns the bytes this reader holds outside the cache's
 // shards: top-level blocks plus oversized metadata blocks.
 func (r *Reader) PinnedBytes() int64 {
-	return r.pinnedBytes.Load() + int64(len(r.topIndex)+len(r.topFilter))
+	return r.pinnedBytes.Load() + int64(len(r.topIndex)+len(r.topFilter)) + r.partitionBytes
 }
 
 // FileSize returns the table's size in bytes.

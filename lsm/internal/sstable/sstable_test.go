@@ -140,9 +140,14 @@ func TestTableRandomized(t *testing.T) {
 		props := writeTable(t, fs, path, opts, kvs, nil)
 		require.Equal(t, uint64(len(kvs)), props.Entries, name)
 		var c *cache.Cache
-		if rng.Intn(2) == 0 {
+		switch rng.Intn(3) {
+		case 1: // small: partitions go through the cache
 			var err error
 			c, err = cache.New(cache.Options{Capacity: int64(rng.Intn(64 << 10)), NumShardBits: rng.Intn(3)})
+			require.NoError(t, err)
+		case 2: // large: a partitioned table pins its partitions
+			var err error
+			c, err = cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: rng.Intn(7)})
 			require.NoError(t, err)
 		}
 		r := openTable(t, fs, path, c)
@@ -448,4 +453,50 @@ func FuzzOpen(f *testing.F) {
 		}
 		_ = it.Close()
 	})
+}
+
+// TestPartitionsPinnedInLargeCache: with room in the cache, a partitioned
+// table pins every index and filter partition at open, so point lookups
+// make no index or filter cache lookups; in a small cache they go through
+// the cache. Either way Close gives the pinned bytes back.
+func TestPartitionsPinnedInLargeCache(t *testing.T) {
+	fs, dir := tempFS(t)
+	path := filepath.Join(dir, "t.sst")
+	kvs := entryLocationKVs(50, 2000)
+	props := writeTable(t, fs, path, WriterOptions{BlockSize: 4096, MetadataBlockSize: 512}, kvs, nil)
+	require.Greater(t, props.IndexPartitions, uint64(1))
+	meta := int64(props.IndexBytes + props.FilterBytes)
+	for _, tc := range []struct {
+		capacity int64
+		pinned   bool
+	}{{16 << 20, true}, {2 * meta, false}} {
+		c, err := cache.New(cache.Options{Capacity: tc.capacity, NumShardBits: 2})
+		require.NoError(t, err)
+		r := openTable(t, fs, path, c)
+		require.Equal(t, tc.pinned, r.partitions != nil, "capacity %d", tc.capacity)
+		if tc.pinned {
+			require.Equal(t, meta, r.partitionBytes)
+			require.Equal(t, r.PinnedBytes(), c.PinnedUsage())
+		}
+		var stats Stats
+		for i := 0; i < 2000; i++ {
+			e := kvs[(i*7919)%len(kvs)]
+			l := MakeLookup(e.key.UserKey, base.SeqNumMax)
+			v, _, found, err := r.Get(nil, &l, &stats)
+			require.NoError(t, err)
+			require.True(t, found)
+			require.Equal(t, e.value, v)
+		}
+		m := c.Metrics()
+		lookups := func(k cache.Kind) int64 { return m.Kinds[k].Hits + m.Kinds[k].Misses }
+		if tc.pinned {
+			require.Zero(t, lookups(cache.KindIndex)+lookups(cache.KindFilter))
+			require.Zero(t, stats.IndexReads+stats.FilterReads, "read at open, not by lookups")
+		} else {
+			require.Greater(t, lookups(cache.KindIndex), int64(0))
+			require.Greater(t, lookups(cache.KindFilter), int64(0))
+		}
+		require.NoError(t, r.Close())
+		require.Zero(t, c.PinnedUsage(), "capacity %d", tc.capacity)
+	}
 }
