@@ -79,7 +79,8 @@ type Options struct {
 	// BlockSize (block_size) of data blocks. Default 65536 (BookKeeper's
 	// dbStorage_rocksDB_blockSize).
 	BlockSize int
-	// BlockRestartInterval (block_restart_interval). Default 16.
+	// BlockRestartInterval (block_restart_interval). Default 24 (RocksDB's
+	// is 16; see sstable.DefaultRestartInterval for the measurements).
 	BlockRestartInterval int
 	// IndexBlockRestartInterval (index_block_restart_interval). Default 1.
 	IndexBlockRestartInterval int

@@ -330,13 +330,16 @@ func FuzzBlock(f *testing.F) {
 	})
 }
 
-func benchmarkSeekGE(b *testing.B, commonPrefix bool) {
-	bld := NewBuilder(16, commonPrefix)
+func benchmarkSeekGE(b *testing.B, commonPrefix bool, restartInterval, enc int) {
+	bld := NewBuilder(restartInterval, commonPrefix)
+	bld.ShareValuePrefixes = enc >= encShareValues
+	bld.CompactEntries = enc == encCompact
 	var keys [][]byte
 	for e := uint64(0); bld.EstimatedSize() < 64<<10; e++ {
 		k := entryLocationKey(123, 1_000_000+e)
 		keys = append(keys, k)
-		bld.Add(k, base.MakeTrailer(0, base.KindSet), make([]byte, 8))
+		// Locations of 1 KiB entries, as the benchmark's load writes them.
+		bld.Add(k, base.MakeTrailer(0, base.KindSet), binary.BigEndian.AppendUint64(nil, 1<<32|(1028*e+4)))
 	}
 	data := append([]byte(nil), bld.Finish()...)
 	var it Iter
@@ -354,8 +357,11 @@ func benchmarkSeekGE(b *testing.B, commonPrefix bool) {
 }
 
 func BenchmarkSeekGE(b *testing.B) {
-	b.Run("prefix=on", func(b *testing.B) { benchmarkSeekGE(b, true) })
-	b.Run("prefix=off", func(b *testing.B) { benchmarkSeekGE(b, false) })
+	b.Run("prefix=on", func(b *testing.B) { benchmarkSeekGE(b, true, 16, encPlain) })
+	b.Run("prefix=off", func(b *testing.B) { benchmarkSeekGE(b, false, 16, encPlain) })
+	for _, ri := range []int{16, 24, 32} {
+		b.Run(fmt.Sprintf("compact/restart=%d", ri), func(b *testing.B) { benchmarkSeekGE(b, true, ri, encCompact) })
+	}
 }
 
 func TestSeekGEAllocatesNothing(t *testing.T) {

@@ -318,9 +318,16 @@ func (it *Iter) decodeCompactAt(off int) bool {
 	if !it.valid || ku > len(it.key)-it.prefixLen || vu > len(it.valueBuf) || ku+vu > len(data)-p {
 		return it.corrupt(off)
 	}
-	copy(it.key[len(it.key)-ku:], data[p:p+ku])
+	// Byte loops: the copies are a few bytes, and copy() would call memmove.
+	key, src := it.key[len(it.key)-ku:], data[p:p+ku]
+	for i := range src {
+		key[i] = src[i]
+	}
 	p += ku
-	copy(it.valueBuf[len(it.valueBuf)-vu:], data[p:p+vu])
+	value, src := it.valueBuf[len(it.valueBuf)-vu:], data[p:p+vu]
+	for i := range src {
+		value[i] = src[i]
+	}
 	it.value = it.valueBuf
 	it.offset = off
 	it.nextOffset = p + vu

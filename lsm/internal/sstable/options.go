@@ -85,7 +85,10 @@ type WriterOptions struct {
 	// Default 65536 (BookKeeper's dbStorage_rocksDB_blockSize).
 	BlockSize int
 	// RestartInterval is the number of entries between restart points in
-	// data blocks. Default 16.
+	// data blocks. Default 24 (RocksDB: 16): a restart entry is stored whole
+	// (~17 bytes with its offset) where a compact entry takes ~4, so on the
+	// 50M-key bench 16/24/32 give 6.10/5.83/5.72 bytes per key on disk, for
+	// 219/301/349 ns per in-block seek (BenchmarkSeekGE/compact).
 	RestartInterval int
 	// IndexRestartInterval is the restart interval of index blocks.
 	// Default 1: every index entry is a restart point, binary-searchable.
@@ -116,7 +119,7 @@ type WriterOptions struct {
 // Defaults of WriterOptions.
 const (
 	DefaultBlockSize            = 64 << 10
-	DefaultRestartInterval      = 16
+	DefaultRestartInterval      = 24
 	DefaultIndexRestartInterval = 1
 	DefaultMetadataBlockSize    = 4 << 10
 	DefaultBloomBitsPerKey      = 10
