@@ -225,7 +225,7 @@ func (d *DB) makeRoomForWrite(size int64) (*memTable, *wal.Writer, error) {
 }
 
 func (d *DB) l0CountLocked() int {
-	v := d.readState.version
+	v := d.readState.Load().version
 	return v.NumTables(0)
 }
 

@@ -51,8 +51,9 @@ type DB struct {
 	publishMu  sync.Mutex
 	published  *sync.Cond
 
-	readStateMu sync.RWMutex
-	readState   *readState
+	// readState is the current read state (see loadReadState); replaced
+	// under mu.
+	readState atomic.Pointer[readState]
 
 	// mu guards the state below. It is released around I/O.
 	mu struct {

@@ -78,7 +78,7 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 	if o != nil {
 		opts = *o
 	}
-	s, err := d.newIterState(opts.LowerBound, opts.UpperBound, opts.Snapshot, opts.Stats)
+	s, err := d.newIterState(opts.LowerBound, opts.UpperBound, opts.Snapshot, opts.Stats, false)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,10 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 // newIterState takes an iteration state from the pool and sets it up. The
 // bounds are copied, so the caller's may live on its stack (escape analysis
 // does not tell a struct's fields apart, hence separate arguments).
-func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (*iterState, error) {
+// newIterState builds the state of an iterator; oneCall says it is used
+// within one call (LastInRange), so its tables may peek at cached blocks
+// instead of holding handles.
+func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats, oneCall bool) (*iterState, error) {
 	rs := d.loadReadState()
 	if d.isClosed() {
 		rs.unref()
@@ -112,7 +115,7 @@ func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadSt
 		s.upper = s.upperBuf
 	}
 	s.valid, s.reverse, s.err, s.tombs, s.skipped = false, false, nil, nil, 0
-	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats}
+	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats, PeekBlocks: oneCall}
 	v := rs.version
 
 	// The children: memtables, the L0 tables in the bounds, then one
@@ -265,7 +268,7 @@ func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions)
 	if ro != nil {
 		snapshot, stats = ro.Snapshot, ro.Stats
 	}
-	s, err := d.newIterState(lower, upper, snapshot, stats)
+	s, err := d.newIterState(lower, upper, snapshot, stats, true)
 	if err != nil {
 		return keyDst, valueDst, false, err
 	}
