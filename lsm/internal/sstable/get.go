@@ -50,18 +50,8 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	seek := base.SeekTrailer(l.Seq)
 
 	if r.topFilter != nil {
-		if err := s.top.Init(r.topFilter); err != nil {
-			return dst, 0, false, err
-		}
-		if !s.top.SeekGE(l.UserKey, seek) {
-			return dst, 0, false, s.top.Error()
-		}
-		h, err := DecodeBlockHandle(s.top.Value())
-		if err != nil {
-			return dst, 0, false, err
-		}
-		fb, err := r.readBlock(h, cache.KindFilter, stats, readPeek)
-		if err != nil {
+		fb, ok, err := r.findPartition(s, r.topFilter, r.filterSearch, r.filterParts, l.UserKey, seek, cache.KindFilter, stats)
+		if err != nil || !ok {
 			return dst, 0, false, err
 		}
 		may := bloom.MayContain(fb.data, l.Hash)
@@ -77,18 +67,8 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		}
 	}
 
-	if err := s.top.Init(r.topIndex); err != nil {
-		return dst, 0, false, err
-	}
-	if !s.top.SeekGE(l.UserKey, seek) {
-		return dst, 0, false, s.top.Error()
-	}
-	h, err := DecodeBlockHandle(s.top.Value())
-	if err != nil {
-		return dst, 0, false, err
-	}
-	ib, err := r.readBlock(h, cache.KindIndex, stats, readPeek)
-	if err != nil {
+	ib, ok, err := r.findPartition(s, r.topIndex, r.indexSearch, r.indexParts, l.UserKey, seek, cache.KindIndex, stats)
+	if err != nil || !ok {
 		return dst, 0, false, err
 	}
 	if err := s.index.Init(ib.data); err != nil {
@@ -99,7 +79,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		ib.release()
 		return dst, 0, false, s.index.Error()
 	}
-	h, err = DecodeBlockHandle(s.index.Value())
+	h, err := DecodeBlockHandle(s.index.Value())
 	ib.release()
 	if err != nil {
 		return dst, 0, false, err
@@ -119,4 +99,35 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		return dst, 0, false, nil
 	}
 	return append(dst, s.data.Value()...), s.data.Trailer(), true, nil
+}
+
+// findPartition returns the index or filter partition that may hold
+// userKey, and false if the key is above every partition. With the
+// partitions pinned in order (search and ordered non-nil) it is found with
+// the decoded top-level search and taken by ordinal; otherwise by seeking
+// the top-level block and reading the partition through its handle.
+func (r *Reader) findPartition(s *getScratch, top []byte, search *topSearch, ordered [][]byte,
+	userKey []byte, seek base.Trailer, kind cache.Kind, stats *Stats) (blockRef, bool, error) {
+	if search != nil {
+		i := search.seek(userKey, seek)
+		if i >= len(ordered) {
+			return blockRef{}, false, nil
+		}
+		if stats != nil {
+			stats.CacheHits++
+		}
+		return blockRef{data: ordered[i]}, true, nil
+	}
+	if err := s.top.Init(top); err != nil {
+		return blockRef{}, false, err
+	}
+	if !s.top.SeekGE(userKey, seek) {
+		return blockRef{}, false, s.top.Error()
+	}
+	h, err := DecodeBlockHandle(s.top.Value())
+	if err != nil {
+		return blockRef{}, false, err
+	}
+	b, err := r.readBlock(h, kind, stats, readPeek)
+	return b, err == nil, err
 }

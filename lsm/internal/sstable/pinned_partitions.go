@@ -39,9 +39,11 @@ func (r *Reader) pinPartitions() error {
 	parts := make(map[uint64][]byte)
 	var total int64
 	for _, top := range []struct {
-		block []byte
-		kind  cache.Kind
-	}{{r.topIndex, cache.KindIndex}, {r.topFilter, cache.KindFilter}} {
+		block   []byte
+		kind    cache.Kind
+		ordered *[][]byte
+		search  **topSearch
+	}{{r.topIndex, cache.KindIndex, &r.indexParts, &r.indexSearch}, {r.topFilter, cache.KindFilter, &r.filterParts, &r.filterSearch}} {
 		if top.block == nil || top.kind == cache.KindFilter && r.footer.flags&flagPartitionedFilter == 0 {
 			continue
 		}
@@ -49,6 +51,7 @@ func (r *Reader) pinPartitions() error {
 		if err := it.Init(top.block); err != nil {
 			return err
 		}
+		var ordered [][]byte
 		for ok := it.First(); ok; ok = it.Next() {
 			h, err := DecodeBlockHandle(it.Value())
 			if err != nil {
@@ -59,10 +62,22 @@ func (r *Reader) pinPartitions() error {
 				return err
 			}
 			parts[h.Offset] = data
+			ordered = append(ordered, data)
 			total += int64(len(data))
 		}
 		if err := it.Error(); err != nil {
 			return errors.Wrapf(err, "top-level %s block", top.kind)
+		}
+		if len(ordered) == it.NumRestarts() {
+			// Every top-level entry is a restart point (index restart
+			// interval 1, the default): Get finds a partition by the
+			// entry's ordinal, without decoding its handle or a map probe.
+			*top.ordered = ordered
+			search, err := newTopSearch(top.block)
+			if err != nil {
+				return errors.Wrapf(err, "top-level %s block", top.kind)
+			}
+			*top.search = search
 		}
 	}
 	r.partitions = parts

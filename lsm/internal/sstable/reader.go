@@ -56,6 +56,12 @@ type Reader struct {
 	// Immutable after Open, so read without a lock.
 	partitions     map[uint64][]byte
 	partitionBytes int64
+	// indexParts and filterParts are the same partitions in top-level
+	// order, when every top-level entry is a restart point (see Get).
+	indexParts, filterParts [][]byte
+	// indexSearch and filterSearch find a partition's ordinal when the
+	// partitions are pinned in order (top_search.go); nil otherwise.
+	indexSearch, filterSearch *topSearch
 	// topPinned is what the top-level blocks charged to the cache.
 	topPinned int64
 

@@ -1,0 +1,73 @@
+package sstable
+
+import (
+	"bytes"
+	"math/rand"
+	"sort"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/block"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTopSearchMatchesModel: seeks in a decoded top-level block return the
+// ordinal of the first separator >= the target, as a sorted slice says,
+// for keys with and without a common prefix, short and long suffixes.
+func TestTopSearchMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for iter := 0; iter < 200; iter++ {
+		kvs := randomKVs(rng, rng.Intn(300))
+		if iter%2 == 1 {
+			kvs = entryLocationKVs(1+rng.Intn(20), 1+rng.Intn(50))
+		}
+		b := block.NewBuilder(1, rng.Intn(2) == 0)
+		for _, e := range kvs {
+			b.Add(e.key.UserKey, e.key.Trailer, []byte("handle"))
+		}
+		ts, err := newTopSearch(b.Finish())
+		require.NoError(t, err)
+		require.Len(t, ts.keys, len(kvs))
+		for n := 0; n < 300; n++ {
+			var k []byte
+			switch {
+			case len(kvs) > 0 && rng.Intn(3) > 0:
+				k = append([]byte(nil), kvs[rng.Intn(len(kvs))].key.UserKey...)
+				switch rng.Intn(4) {
+				case 0:
+					k = k[:rng.Intn(len(k)+1)]
+				case 1:
+					k = append(k, byte(rng.Intn(256)))
+				case 2:
+					if len(k) > 0 {
+						k[rng.Intn(len(k))] = byte(rng.Intn(256))
+					}
+				}
+			default:
+				k = make([]byte, rng.Intn(20))
+				rng.Read(k)
+			}
+			tr := base.MakeTrailer(base.SeqNum(rng.Intn(12)), base.KindSet)
+			want := sort.Search(len(kvs), func(i int) bool {
+				return base.CompareInternal(kvs[i].key.UserKey, kvs[i].key.Trailer, k, tr) >= 0
+			})
+			require.Equal(t, want, ts.seek(k, tr), "iter %d key %x", iter, k)
+		}
+	}
+}
+
+func TestPrefixValueOrdersLikeBytes(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for n := 0; n < 100000; n++ {
+		a, b := make([]byte, rng.Intn(12)), make([]byte, rng.Intn(12))
+		for i := range a {
+			a[i] = byte(rng.Intn(3))
+		}
+		for i := range b {
+			b[i] = byte(rng.Intn(3))
+		}
+		if prefixValue(a) < prefixValue(b) {
+			require.Negative(t, bytes.Compare(a, b), "%x %x", a, b)
+		}
+	}
+}
