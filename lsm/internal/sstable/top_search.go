@@ -72,8 +72,7 @@ func (t *topSearch) seek(userKey []byte, trailer base.Trailer) int {
 		return len(t.keys)
 	}
 	tv := prefixValue(userKey[p:])
-	// Separators with a smaller value are smaller keys; among those with
-	// an equal value, compare in full.
+	// Separators with a smaller value are smaller keys.
 	i, hi := 0, len(t.vals)
 	for i < hi {
 		mid := int(uint(i+hi) >> 1)
@@ -83,7 +82,9 @@ func (t *topSearch) seek(userKey []byte, trailer base.Trailer) int {
 			hi = mid
 		}
 	}
-	for i < len(t.keys) && base.CompareInternal(t.keys[i], t.trailers[i], userKey, trailer) < 0 {
+	// A separator with a larger value is a larger key: only those with an
+	// equal value need their key bytes (another cache line) compared.
+	for i < len(t.keys) && t.vals[i] == tv && base.CompareInternal(t.keys[i], t.trailers[i], userKey, trailer) < 0 {
 		i++
 	}
 	return i
