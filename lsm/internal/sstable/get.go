@@ -67,21 +67,8 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		}
 	}
 
-	ib, ok, err := r.findPartition(s, r.topIndex, r.indexSearch, r.indexParts, l.UserKey, seek, cache.KindIndex, stats)
+	h, ok, err := r.findDataBlock(s, l.UserKey, seek, stats)
 	if err != nil || !ok {
-		return dst, 0, false, err
-	}
-	if err := s.index.Init(ib.data); err != nil {
-		ib.release()
-		return dst, 0, false, err
-	}
-	if !s.index.SeekGE(l.UserKey, seek) {
-		ib.release()
-		return dst, 0, false, s.index.Error()
-	}
-	h, err := DecodeBlockHandle(s.index.Value())
-	ib.release()
-	if err != nil {
 		return dst, 0, false, err
 	}
 	db, err := r.readBlock(h, cache.KindData, stats, readPeek)
@@ -130,4 +117,32 @@ func (r *Reader) findPartition(s *getScratch, top []byte, search *topSearch, ord
 	}
 	b, err := r.readBlock(h, kind, stats, readPeek)
 	return b, err == nil, err
+}
+
+// findDataBlock returns the handle of the data block that may hold
+// userKey, and false if the key is above every block.
+func (r *Reader) findDataBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (BlockHandle, bool, error) {
+	if r.dataSearch != nil {
+		i := r.dataSearch.seek(userKey, seek)
+		if i >= len(r.dataSearch.handles) {
+			return BlockHandle{}, false, nil
+		}
+		if stats != nil {
+			stats.CacheHits++ // the pinned index partition
+		}
+		return r.dataSearch.handles[i], true, nil
+	}
+	ib, ok, err := r.findPartition(s, r.topIndex, r.indexSearch, r.indexParts, userKey, seek, cache.KindIndex, stats)
+	if err != nil || !ok {
+		return BlockHandle{}, false, err
+	}
+	defer ib.release()
+	if err := s.index.Init(ib.data); err != nil {
+		return BlockHandle{}, false, err
+	}
+	if !s.index.SeekGE(userKey, seek) {
+		return BlockHandle{}, false, s.index.Error()
+	}
+	h, err := DecodeBlockHandle(s.index.Value())
+	return h, err == nil, err
 }

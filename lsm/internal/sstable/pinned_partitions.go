@@ -78,7 +78,18 @@ func (r *Reader) pinPartitions() error {
 				return errors.Wrapf(err, "top-level %s block", top.kind)
 			}
 			*top.search = search
+			total += search.size()
 		}
+	}
+	if r.indexParts != nil {
+		// All data-block entries in one search: a lookup finds its data
+		// block without seeking an index partition.
+		search, err := newTopSearch(r.indexParts...)
+		if err != nil {
+			return errors.Wrap(err, "index partitions")
+		}
+		r.dataSearch = search
+		total += search.size()
 	}
 	r.partitions = parts
 	r.partitionBytes = total

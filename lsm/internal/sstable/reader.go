@@ -62,6 +62,9 @@ type Reader struct {
 	// indexSearch and filterSearch find a partition's ordinal when the
 	// partitions are pinned in order (top_search.go); nil otherwise.
 	indexSearch, filterSearch *topSearch
+	// dataSearch holds every data block's index entry, when the index
+	// partitions are pinned in order.
+	dataSearch *topSearch
 	// topPinned is what the top-level blocks charged to the cache.
 	topPinned int64
 

@@ -8,34 +8,44 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/block"
 )
 
-// topSearch is a top-level block (index or filter) decoded for seeks, built
-// when a table pins its partitions in order. A seek in the block itself
-// probes restart points spread over a block of tens of KiB (the top-level
-// filter index of a 64 MiB table has ~3,800 entries), a likely cache miss
-// and a header decode per probe: 15% of a get at a 1 GiB cache. Here a
-// binary search runs over one dense array of 8-byte key values, whose
-// upper levels stay in the CPU cache, and full keys are compared only at
-// the end.
+// topSearch is a sorted run of index entries (separator → block handle)
+// decoded for seeks, built when a table pins its partitions in order: the
+// entries of a top-level block, or of all index partitions together (then
+// one search finds a data block). A seek in a block itself probes restart
+// points spread over tens of KiB (the top-level filter index of a 64 MiB
+// table has ~3,800 entries), a likely cache miss and a header decode per
+// probe: 15% of a get at a 1 GiB cache. Here a binary search runs over one
+// dense array of 8-byte key values, whose upper levels stay in the CPU
+// cache, and full keys are compared only to break ties.
 type topSearch struct {
 	prefix   []byte         // the common prefix of every separator
 	vals     []uint64       // first 8 bytes after the prefix, zero-padded, big-endian
 	keys     [][]byte       // the separators' user keys
 	trailers []base.Trailer // and trailers
+	handles  []BlockHandle  // the entries' values
 }
 
-// newTopSearch decodes a top-level block.
-func newTopSearch(data []byte) (*topSearch, error) {
-	var it block.Iter
-	if err := it.Init(data); err != nil {
-		return nil, err
-	}
+// newTopSearch decodes the entries of index-format blocks, which together
+// must be in increasing order.
+func newTopSearch(blocks ...[]byte) (*topSearch, error) {
 	t := &topSearch{}
-	for ok := it.First(); ok; ok = it.Next() {
-		t.keys = append(t.keys, append([]byte(nil), it.UserKey()...))
-		t.trailers = append(t.trailers, it.Trailer())
-	}
-	if err := it.Error(); err != nil {
-		return nil, err
+	for _, data := range blocks {
+		var it block.Iter
+		if err := it.Init(data); err != nil {
+			return nil, err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			h, err := DecodeBlockHandle(it.Value())
+			if err != nil {
+				return nil, err
+			}
+			t.keys = append(t.keys, append([]byte(nil), it.UserKey()...))
+			t.trailers = append(t.trailers, it.Trailer())
+			t.handles = append(t.handles, h)
+		}
+		if err := it.Error(); err != nil {
+			return nil, err
+		}
 	}
 	if n := len(t.keys); n > 0 {
 		t.prefix = t.keys[0][:block.SharedPrefixLen(t.keys[0], t.keys[n-1])]
@@ -45,6 +55,15 @@ func newTopSearch(data []byte) (*topSearch, error) {
 		t.vals[i] = prefixValue(k[len(t.prefix):])
 	}
 	return t, nil
+}
+
+// size estimates the memory the search holds.
+func (t *topSearch) size() int64 {
+	n := int64(len(t.keys)) * (8 + 24 + 8 + 16)
+	for _, k := range t.keys {
+		n += int64(len(k))
+	}
+	return n
 }
 
 // prefixValue is the first 8 bytes of b, zero-padded, as a big-endian

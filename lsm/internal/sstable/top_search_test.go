@@ -21,13 +21,23 @@ func TestTopSearchMatchesModel(t *testing.T) {
 		if iter%2 == 1 {
 			kvs = entryLocationKVs(1+rng.Intn(20), 1+rng.Intn(50))
 		}
+		// The entries split over one to three blocks, as index partitions.
+		var blocks [][]byte
 		b := block.NewBuilder(1, rng.Intn(2) == 0)
-		for _, e := range kvs {
-			b.Add(e.key.UserKey, e.key.Trailer, []byte("handle"))
+		for i, e := range kvs {
+			b.Add(e.key.UserKey, e.key.Trailer, BlockHandle{Offset: uint64(i), Length: 7}.AppendTo(nil))
+			if rng.Intn(100) == 0 {
+				blocks = append(blocks, append([]byte(nil), b.Finish()...))
+				b.Reset()
+			}
 		}
-		ts, err := newTopSearch(b.Finish())
+		blocks = append(blocks, append([]byte(nil), b.Finish()...))
+		ts, err := newTopSearch(blocks...)
 		require.NoError(t, err)
 		require.Len(t, ts.keys, len(kvs))
+		for i, h := range ts.handles {
+			require.Equal(t, BlockHandle{Offset: uint64(i), Length: 7}, h)
+		}
 		for n := 0; n < 300; n++ {
 			var k []byte
 			switch {
