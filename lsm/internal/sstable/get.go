@@ -132,7 +132,7 @@ func (r *Reader) findDataBlock(s *getScratch, userKey []byte, seek base.Trailer,
 		}
 		return r.dataSearch.handles[i], true, nil
 	}
-	ib, ok, err := r.findPartition(s, r.topIndex, r.indexSearch, r.indexParts, userKey, seek, cache.KindIndex, stats)
+	ib, ok, err := r.findPartition(s, r.topIndex, nil, nil, userKey, seek, cache.KindIndex, stats)
 	if err != nil || !ok {
 		return BlockHandle{}, false, err
 	}

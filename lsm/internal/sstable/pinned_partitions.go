@@ -42,8 +42,7 @@ func (r *Reader) pinPartitions() error {
 		block   []byte
 		kind    cache.Kind
 		ordered *[][]byte
-		search  **topSearch
-	}{{r.topIndex, cache.KindIndex, &r.indexParts, &r.indexSearch}, {r.topFilter, cache.KindFilter, &r.filterParts, &r.filterSearch}} {
+	}{{r.topIndex, cache.KindIndex, &r.indexParts}, {r.topFilter, cache.KindFilter, &r.filterParts}} {
 		if top.block == nil || top.kind == cache.KindFilter && r.footer.flags&flagPartitionedFilter == 0 {
 			continue
 		}
@@ -70,20 +69,24 @@ func (r *Reader) pinPartitions() error {
 		}
 		if len(ordered) == it.NumRestarts() {
 			// Every top-level entry is a restart point (index restart
-			// interval 1, the default): Get finds a partition by the
-			// entry's ordinal, without decoding its handle or a map probe.
+			// interval 1, the default), so the partitions can be kept in
+			// entry order.
 			*top.ordered = ordered
-			search, err := newTopSearch(top.block)
-			if err != nil {
-				return errors.Wrapf(err, "top-level %s block", top.kind)
-			}
-			*top.search = search
-			total += search.size()
 		}
+	}
+	if r.filterParts != nil {
+		// Get finds a filter partition by the ordinal of its top-level
+		// entry, without seeking the top-level block or a map probe.
+		search, err := newTopSearch(r.topFilter)
+		if err != nil {
+			return errors.Wrap(err, "top-level filter block")
+		}
+		r.filterSearch = search
+		total += search.size()
 	}
 	if r.indexParts != nil {
 		// All data-block entries in one search: a lookup finds its data
-		// block without seeking an index partition.
+		// block without seeking the top-level index or a partition.
 		search, err := newTopSearch(r.indexParts...)
 		if err != nil {
 			return errors.Wrap(err, "index partitions")

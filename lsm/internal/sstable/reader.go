@@ -59,9 +59,9 @@ type Reader struct {
 	// indexParts and filterParts are the same partitions in top-level
 	// order, when every top-level entry is a restart point (see Get).
 	indexParts, filterParts [][]byte
-	// indexSearch and filterSearch find a partition's ordinal when the
-	// partitions are pinned in order (top_search.go); nil otherwise.
-	indexSearch, filterSearch *topSearch
+	// filterSearch finds a filter partition's ordinal when the partitions
+	// are pinned in order (top_search.go); nil otherwise.
+	filterSearch *topSearch
 	// dataSearch holds every data block's index entry, when the index
 	// partitions are pinned in order.
 	dataSearch *topSearch
