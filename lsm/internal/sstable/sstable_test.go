@@ -435,23 +435,31 @@ func FuzzOpen(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(t.TempDir(), "f.sst")
 		require.NoError(t, os.WriteFile(path, data, 0o644))
-		file, err := vfs.Default.Open(path)
+		// Without a cache, and with a large one (the table then pins its
+		// partitions and decodes its top-level searches at open).
+		big, err := cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: 2})
 		require.NoError(t, err)
-		r, err := Open(file, path, ReaderOptions{})
-		if err != nil {
-			file.Close()
-			return
+		for _, c := range []*cache.Cache{nil, big} {
+			file, err := vfs.Default.Open(path)
+			require.NoError(t, err)
+			r, err := Open(file, path, ReaderOptions{Cache: c})
+			if err != nil {
+				file.Close()
+				continue
+			}
+			_ = r.Verify()
+			for _, k := range [][]byte{entryKey(1, 5), entryKey(0, 0), entryKey(9, 9), nil} {
+				l := MakeLookup(k, base.SeqNumMax)
+				_, _, _, _ = r.Get(nil, &l, nil)
+			}
+			it := r.NewIter(IterOptions{})
+			for ok := it.First(); ok; ok = it.Next() {
+			}
+			for ok := it.Last(); ok; ok = it.Prev() {
+			}
+			_ = it.Close()
+			_ = r.Close()
 		}
-		defer r.Close()
-		_ = r.Verify()
-		l := MakeLookup(entryKey(1, 5), base.SeqNumMax)
-		_, _, _, _ = r.Get(nil, &l, nil)
-		it := r.NewIter(IterOptions{})
-		for ok := it.First(); ok; ok = it.Next() {
-		}
-		for ok := it.Last(); ok; ok = it.Prev() {
-		}
-		_ = it.Close()
 	})
 }
 
