@@ -81,3 +81,28 @@ func TestPrefixValueOrdersLikeBytes(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkTopSearch: a 64 MiB table's top-level filter index (~3,800
+// partitions of 1,000 ledgers' entries), random lookups of existing keys.
+func BenchmarkTopSearch(b *testing.B) {
+	bld := block.NewBuilder(1, true)
+	const ledgers, perLedger = 250, 15
+	for l := uint64(0); l < ledgers; l++ {
+		for p := uint64(1); p <= perLedger; p++ {
+			bld.Add(entryKey(l, p*3276), 0, BlockHandle{Offset: l*perLedger + p, Length: 4096}.AppendTo(nil))
+		}
+	}
+	ts, err := newTopSearch(bld.Finish())
+	require.NoError(b, err)
+	rng := rand.New(rand.NewSource(1))
+	keys := make([][]byte, 4096)
+	for i := range keys {
+		keys[i] = entryKey(uint64(rng.Intn(ledgers)), uint64(rng.Intn(perLedger*3276)))
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if ts.seek(keys[i%len(keys)], base.SeekTrailer(base.SeqNumMax)) >= len(ts.keys) {
+			b.Fatal("past the end")
+		}
+	}
+}
