@@ -86,6 +86,15 @@ func (c *Cache) shardCapacity() int64 {
 // Handle and false if it is not cached. kind only selects the counters.
 // The caller must Release the handle. A hit allocates nothing.
 func (c *Cache) Lookup(id, offset uint64, kind Kind) (Handle, bool) {
+	if e := c.hit(id, offset, kind, 1); e != nil {
+		return Handle{e: e}, true
+	}
+	return Handle{}, false
+}
+
+// hit finds the block (id, offset), counts a hit or a miss for kind, makes
+// a found entry recently used and adds refs outside references to it.
+func (c *Cache) hit(id, offset uint64, kind Kind, refs int) *entry {
 	k := key{id: id, offset: offset}
 	s := c.shardFor(k)
 	counters := &s.counters[kind.counterIndex()]
@@ -93,14 +102,13 @@ func (c *Cache) Lookup(id, offset uint64, kind Kind) (Handle, bool) {
 	e := s.entries[k]
 	if e == nil {
 		counters.Misses++
-		s.mu.Unlock()
-		return Handle{}, false
+	} else {
+		counters.Hits++
+		s.touchLocked(e)
+		s.acquireLocked(e, refs)
 	}
-	counters.Hits++
-	s.touchLocked(e)
-	s.acquireLocked(e, 1)
 	s.mu.Unlock()
-	return Handle{e: e}, true
+	return e
 }
 
 // Peek returns the value of the block (id, offset) and true, or nil and
@@ -113,20 +121,10 @@ func (c *Cache) Lookup(id, offset uint64, kind Kind) (Handle, bool) {
 // core touches) would cost more than the rest of the hit. Hold a handle
 // (Lookup) for anything longer, such as an iterator positioned on a block.
 func (c *Cache) Peek(id, offset uint64, kind Kind) ([]byte, bool) {
-	k := key{id: id, offset: offset}
-	s := c.shardFor(k)
-	counters := &s.counters[kind.counterIndex()]
-	s.mu.Lock()
-	e := s.entries[k]
-	if e == nil {
-		counters.Misses++
-		s.mu.Unlock()
-		return nil, false
+	if e := c.hit(id, offset, kind, 0); e != nil {
+		return e.value, true
 	}
-	counters.Hits++
-	s.touchLocked(e)
-	s.mu.Unlock()
-	return e.value, true
+	return nil, false
 }
 
 // Insert caches value as the block (id, offset), replacing any entry already
