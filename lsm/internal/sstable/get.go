@@ -50,7 +50,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	seek := base.SeekTrailer(l.Seq)
 
 	if r.topFilter != nil {
-		fb, ok, err := r.findPartition(s, r.topFilter, r.filterSearch, r.filterParts, l.UserKey, seek, cache.KindFilter, stats)
+		fb, ok, err := r.findPartition(s, r.topFilter, cache.KindFilter, l.UserKey, seek, stats)
 		if err != nil || !ok {
 			return dst, 0, false, err
 		}
@@ -89,21 +89,19 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 }
 
 // findPartition returns the index or filter partition that may hold
-// userKey, and false if the key is above every partition. With the
-// partitions pinned in order (search and ordered non-nil) it is found with
-// the decoded top-level search and taken by ordinal; otherwise by seeking
-// the top-level block and reading the partition through its handle.
-func (r *Reader) findPartition(s *getScratch, top []byte, search *topSearch, ordered [][]byte,
-	userKey []byte, seek base.Trailer, kind cache.Kind, stats *Stats) (blockRef, bool, error) {
-	if search != nil {
-		i := search.seek(userKey, seek)
-		if i >= len(ordered) {
+// userKey, and false if the key is above every partition: a pinned filter
+// partition by the ordinal the decoded top-level search gives, otherwise by
+// seeking the top-level block and reading the partition through its handle.
+func (r *Reader) findPartition(s *getScratch, top []byte, kind cache.Kind, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, bool, error) {
+	if kind == cache.KindFilter && r.filterSearch != nil {
+		i := r.filterSearch.seek(userKey, seek)
+		if i >= len(r.filterParts) {
 			return blockRef{}, false, nil
 		}
 		if stats != nil {
 			stats.CacheHits++
 		}
-		return blockRef{data: ordered[i]}, true, nil
+		return blockRef{data: r.filterParts[i]}, true, nil
 	}
 	if err := s.top.Init(top); err != nil {
 		return blockRef{}, false, err
@@ -132,7 +130,7 @@ func (r *Reader) findDataBlock(s *getScratch, userKey []byte, seek base.Trailer,
 		}
 		return r.dataSearch.handles[i], true, nil
 	}
-	ib, ok, err := r.findPartition(s, r.topIndex, nil, nil, userKey, seek, cache.KindIndex, stats)
+	ib, ok, err := r.findPartition(s, r.topIndex, cache.KindIndex, userKey, seek, stats)
 	if err != nil || !ok {
 		return BlockHandle{}, false, err
 	}

@@ -38,17 +38,18 @@ func (r *Reader) pinPartitions() error {
 	}
 	parts := make(map[uint64][]byte)
 	var total int64
+	var indexParts [][]byte
 	for _, top := range []struct {
 		block   []byte
 		kind    cache.Kind
 		ordered *[][]byte
-	}{{r.topIndex, cache.KindIndex, &r.indexParts}, {r.topFilter, cache.KindFilter, &r.filterParts}} {
+	}{{r.topIndex, cache.KindIndex, &indexParts}, {r.topFilter, cache.KindFilter, &r.filterParts}} {
 		if top.block == nil || top.kind == cache.KindFilter && r.footer.flags&flagPartitionedFilter == 0 {
 			continue
 		}
 		var it block.Iter
 		if err := it.Init(top.block); err != nil {
-			return err
+			return errors.Wrapf(err, "top-level %s block", top.kind)
 		}
 		var ordered [][]byte
 		for ok := it.First(); ok; ok = it.Next() {
@@ -84,10 +85,10 @@ func (r *Reader) pinPartitions() error {
 		r.filterSearch = search
 		total += search.size()
 	}
-	if r.indexParts != nil {
+	if indexParts != nil {
 		// All data-block entries in one search: a lookup finds its data
 		// block without seeking the top-level index or a partition.
-		search, err := newTopSearch(r.indexParts...)
+		search, err := newTopSearch(indexParts...)
 		if err != nil {
 			return errors.Wrap(err, "index partitions")
 		}

@@ -47,20 +47,16 @@ type Reader struct {
 	topFilter []byte
 	rangeDels []Tombstone
 
-	// pinned holds metadata blocks the cache refused because they are
-	// larger than a cache shard: read, verified and parsed once, then kept
-	// here for the table's life (charged to the cache as pinned usage)
-	// instead of being re-read by every lookup.
 	// partitions holds every index and filter partition, by offset, when
 	// the table pinned them at open (pinned_partitions.go); nil otherwise.
 	// Immutable after Open, so read without a lock.
 	partitions     map[uint64][]byte
 	partitionBytes int64
-	// indexParts and filterParts are the same partitions in top-level
-	// order, when every top-level entry is a restart point (see Get).
-	indexParts, filterParts [][]byte
-	// filterSearch finds a filter partition's ordinal when the partitions
-	// are pinned in order (top_search.go); nil otherwise.
+	// filterParts are the filter partitions in top-level order, and
+	// filterSearch finds a key's partition ordinal among them, when the
+	// partitions are pinned and every top-level entry is a restart point
+	// (top_search.go); both nil otherwise.
+	filterParts  [][]byte
 	filterSearch *topSearch
 	// dataSearch holds every data block's index entry, when the index
 	// partitions are pinned in order.
@@ -68,6 +64,10 @@ type Reader struct {
 	// topPinned is what the top-level blocks charged to the cache.
 	topPinned int64
 
+	// pinned holds metadata blocks the cache refused because they are
+	// larger than a cache shard: read, verified and parsed once, then kept
+	// here for the table's life (charged to the cache as pinned usage)
+	// instead of being re-read by every lookup.
 	pinnedMu    sync.RWMutex
 	pinned      map[uint64][]byte
 	hasPinned   atomic.Bool
@@ -394,7 +394,8 @@ func (r *Reader) Properties() *Properties { return &r.props }
 func (r *Reader) RangeDeletions() []Tombstone { return r.rangeDels }
 
 // PinnedBytes returns the bytes this reader holds outside the cache's
-// shards: top-level blocks plus oversized metadata blocks.
+// shards: top-level blocks, oversized metadata blocks, and all partitions
+// with their decoded searches when the table pinned them.
 func (r *Reader) PinnedBytes() int64 {
 	return r.pinnedBytes.Load() + int64(len(r.topIndex)+len(r.topFilter)) + r.partitionBytes
 }
