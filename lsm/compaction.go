@@ -283,12 +283,7 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 	}
 	for level := 0; level < d.opts.NumLevels-1; level++ {
 		for {
-			if err := ctx.Err(); err != nil {
-				return errors.Wrap(err, "lsm: Compact cancelled")
-			}
-			d.mu.Lock()
-			if err := d.checkOpenLocked("Compact"); err != nil {
-				d.mu.Unlock()
+			if err := d.lockForCompact(ctx); err != nil {
 				return err
 			}
 			v := d.mu.versions.Current()
@@ -352,12 +347,7 @@ func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
 	v.Unref()
 	d.mu.Unlock()
 	for len(todo) > 0 {
-		if err := ctx.Err(); err != nil {
-			return errors.Wrap(err, "lsm: Compact cancelled")
-		}
-		d.mu.Lock()
-		if err := d.checkOpenLocked("Compact"); err != nil {
-			d.mu.Unlock()
+		if err := d.lockForCompact(ctx); err != nil {
 			return err
 		}
 		v := d.mu.versions.Current()
@@ -430,4 +420,18 @@ func (d *DB) WaitForCompactions(ctx context.Context) error {
 		}
 		d.mu.cond.Wait()
 	}
+}
+
+// lockForCompact takes d.mu for one step of a manual compaction, unless the
+// compaction was cancelled or the DB closed (then it returns why, unlocked).
+func (d *DB) lockForCompact(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return errors.Wrap(err, "lsm: Compact cancelled")
+	}
+	d.mu.Lock()
+	if err := d.checkOpenLocked("Compact"); err != nil {
+		d.mu.Unlock()
+		return err
+	}
+	return nil
 }
