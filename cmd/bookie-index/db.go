@@ -27,22 +27,9 @@ const dbUsage = `usage (read-only, on a database directory no process has open):
 `
 
 func runDB(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return usageErrorf("missing subcommand\n%s", dbUsage)
-	}
-	switch args[0] {
-	case "props":
-		return dbProps(args[1:], stdout, stderr)
-	case "get":
-		return dbGet(args[1:], stdout, stderr)
-	case "floor":
-		return dbFloor(args[1:], stdout, stderr)
-	case "scan":
-		return dbScan(args[1:], stdout, stderr)
-	case "check":
-		return dbCheck(args[1:], stdout, stderr)
-	}
-	return usageErrorf("unknown subcommand %q\n%s", args[0], dbUsage)
+	return runSubcommand(args, stdout, stderr, dbUsage, map[string]command{
+		"props": dbProps, "get": dbGet, "floor": dbFloor, "scan": dbScan, "check": dbCheck,
+	})
 }
 
 // openDBArg parses flags, checks the positional argument count and opens

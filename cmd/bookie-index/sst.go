@@ -27,22 +27,25 @@ const sstUsage = `usage:
 `
 
 func runSST(args []string, stdout, stderr io.Writer) error {
+	return runSubcommand(args, stdout, stderr, sstUsage, map[string]command{
+		"build": sstBuild, "props": sstProps, "scan": sstScan, "verify": sstVerify, "layout": sstLayout,
+	})
+}
+
+// command runs one (sub)command with its arguments.
+type command func(args []string, stdout, stderr io.Writer) error
+
+// runSubcommand runs the subcommand args[0] names among cmds, or returns a
+// usage error with the group's usage text.
+func runSubcommand(args []string, stdout, stderr io.Writer, usage string, cmds map[string]command) error {
 	if len(args) == 0 {
-		return usageErrorf("missing subcommand\n%s", sstUsage)
+		return usageErrorf("missing subcommand\n%s", usage)
 	}
-	switch args[0] {
-	case "build":
-		return sstBuild(args[1:], stdout, stderr)
-	case "props":
-		return sstProps(args[1:], stdout, stderr)
-	case "scan":
-		return sstScan(args[1:], stdout, stderr)
-	case "verify":
-		return sstVerify(args[1:], stdout, stderr)
-	case "layout":
-		return sstLayout(args[1:], stdout, stderr)
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		return usageErrorf("unknown subcommand %q\n%s", args[0], usage)
 	}
-	return usageErrorf("unknown subcommand %q\n%s", args[0], sstUsage)
+	return cmd(args[1:], stdout, stderr)
 }
 
 // parseFlags parses flags that may come before or after the positional
