@@ -32,6 +32,7 @@ func (e *BookieEngine) Options(cacheBytes int64) (*lsm.Options, error) {
 		return nil, err
 	}
 	o.DisableCommonPrefix = !e.cfg.CommonPrefix
+	o.AlwaysLoadFilters = e.cfg.AlwaysLoadFilters
 	o.BlockSize = e.cfg.BlockSize
 	o.BloomBitsPerKey = e.cfg.BloomBits
 	if o.BloomBitsPerKey == 0 {
@@ -150,5 +151,5 @@ func (r *bookieReader) Floor(ledger int64) (bool, error) {
 
 func (r *bookieReader) Stats() OpStats {
 	s := r.stats
-	return OpStats{FilterReads: s.FilterReads, IndexReads: s.IndexReads, DataReads: s.DataReads, BytesRead: s.BytesRead, CacheHits: s.CacheHits}
+	return OpStats{FilterReads: s.FilterReads, IndexReads: s.IndexReads, DataReads: s.DataReads, BytesRead: s.BytesRead, CacheHits: s.CacheHits, FilterSkips: s.FilterSkips}
 }

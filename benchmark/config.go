@@ -18,13 +18,15 @@ type Config struct {
 
 	Ledgers, Entries, FlushEntries int64
 
-	Layout         string // partitioned or full
-	CommonPrefix   bool
-	BlockSize      int
-	BloomBits      int
-	Compression    string
-	TargetFileSize int64 // 0: 64 MiB scaled to the key count
-	WriteBuffer    int64
+	Layout       string // partitioned or full
+	CommonPrefix bool
+	BlockSize    int
+	BloomBits    int
+	Compression  string
+	// AlwaysLoadFilters sets lsm.Options.AlwaysLoadFilters (bookie-index).
+	AlwaysLoadFilters bool
+	TargetFileSize    int64 // 0: 64 MiB scaled to the key count
+	WriteBuffer       int64
 
 	CacheSizes []int64
 	Threads    int
@@ -63,6 +65,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.BlockSize, "block-size", 65536, "data block size")
 	fs.IntVar(&c.BloomBits, "bloom-bits", 10, "Bloom filter bits per key")
 	fs.StringVar(&c.Compression, "compression", "lz4", "block compression: none or lz4")
+	fs.BoolVar(&c.AlwaysLoadFilters, "always-load-filters", false, "bookie-index: read uncached filter blocks on every lookup, even while lookups find their keys")
 	fs.Func("target-file-size", "table size (default 64MiB scaled to the key count, at least 2MiB)", func(s string) error {
 		v, err := ParseSize(s)
 		c.TargetFileSize = v

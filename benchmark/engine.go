@@ -7,8 +7,10 @@ type Entry struct {
 
 // OpStats are an engine's per-operation counters, cumulative per Reader.
 // Engines that cannot split block reads by kind report them as data reads.
+// FilterSkips counts lookups that went to a data block without reading a
+// filter block that was not in memory (bookie-index only).
 type OpStats struct {
-	FilterReads, IndexReads, DataReads, BytesRead, CacheHits int64
+	FilterReads, IndexReads, DataReads, BytesRead, CacheHits, FilterSkips int64
 }
 
 // Tiers are bytes per table tier (uncompressed).

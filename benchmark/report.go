@@ -37,6 +37,9 @@ type OpRow struct {
 	OpsPerSec        float64 `json:"ops_per_sec"`
 	FoundFraction    float64 `json:"found_fraction"`
 	FilterReadsPerOp float64 `json:"filter_reads_per_op"`
+	// FilterSkipsPerOp: lookups per op that skipped an uncached filter
+	// block (lsm.Options.AlwaysLoadFilters; bookie-index only).
+	FilterSkipsPerOp float64 `json:"filter_skips_per_op"`
 	IndexReadsPerOp  float64 `json:"index_reads_per_op"`
 	DataReadsPerOp   float64 `json:"data_reads_per_op"`
 	BytesReadPerOp   float64 `json:"bytes_read_per_op"`
@@ -81,12 +84,12 @@ func (r *reporter) emit(row interface{}) {
 		if hdr != r.lastHdr {
 			r.lastHdr = hdr
 			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads)\n", row.Phase, row.Engine, row.Layout, row.Threads)
-			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %7s %11s %8s %10s %6s %9s\n",
-				"cache (shard)", "ops/s", "found", "filter/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS")
+			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %8s %7s %11s %8s %10s %6s %9s\n",
+				"cache (shard)", "ops/s", "found", "filter/op", "skips/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS")
 		}
-		fmt.Fprintf(r.w, "%-18s %10.0f %7.3f %9.3f %8.3f %7.3f %11.0f %8.3f %10.2f %6.1f %9s",
+		fmt.Fprintf(r.w, "%-18s %10.0f %7.3f %9.3f %8.3f %8.3f %7.3f %11.0f %8.3f %10.2f %6.1f %9s",
 			FormatSize(row.CacheBytes)+" ("+FormatSize(row.ShardBytes)+")", row.OpsPerSec, row.FoundFraction, row.FilterReadsPerOp,
-			row.IndexReadsPerOp, row.DataReadsPerOp, row.BytesReadPerOp, row.CacheHitsPerOp, row.CPUMicrosPerOp, 100*row.GCCPUFraction, formatMiB(row.PeakRSSBytes))
+			row.FilterSkipsPerOp, row.IndexReadsPerOp, row.DataReadsPerOp, row.BytesReadPerOp, row.CacheHitsPerOp, row.CPUMicrosPerOp, 100*row.GCCPUFraction, formatMiB(row.PeakRSSBytes))
 		var extras []string
 		for k, v := range row.Extra {
 			extras = append(extras, fmt.Sprintf("%s=%.4g", k, v))

@@ -314,12 +314,13 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 		st.DataReads += s.DataReads - before[i].DataReads
 		st.BytesRead += s.BytesRead - before[i].BytesRead
 		st.CacheHits += s.CacheHits - before[i].CacheHits
+		st.FilterSkips += s.FilterSkips - before[i].FilterSkips
 	}
 	n := float64(max(ops, 1))
 	row := OpRow{
 		Engine: r.e.Name(), Phase: phase, Layout: cfg.Layout, CacheBytes: cacheBytes, ShardBytes: cacheBytes / 64,
 		Threads: cfg.Threads, Ops: ops, OpsPerSec: float64(ops) / elapsed.Seconds(), FoundFraction: float64(found) / n,
-		FilterReadsPerOp: float64(st.FilterReads) / n, IndexReadsPerOp: float64(st.IndexReads) / n,
+		FilterReadsPerOp: float64(st.FilterReads) / n, FilterSkipsPerOp: float64(st.FilterSkips) / n, IndexReadsPerOp: float64(st.IndexReads) / n,
 		DataReadsPerOp: float64(st.DataReads) / n, BytesReadPerOp: float64(st.BytesRead) / n,
 		CacheHitsPerOp: float64(st.CacheHits) / n, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n,
 		PeakRSSBytes: peak, Extra: extra,

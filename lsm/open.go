@@ -1,17 +1,17 @@
 package lsm
 
 import (
+	"context"
 	"io"
 	"sort"
+	"sync"
 
-	"context"
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/batch"
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/record"
-	"sync"
-
+	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
 	"github.com/cockroachdb/errors"
 )
 
@@ -47,7 +47,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		}
 		d.cache = c
 	}
-	d.tableCache = newTableCache(d.fs, dir, d.cache, max(o.MaxOpenFiles, 0))
+	d.tableCache = newTableCache(d.fs, dir, sstable.ReaderOptions{Cache: d.cache, AlwaysLoadFilters: o.AlwaysLoadFilters}, max(o.MaxOpenFiles, 0))
 	if err := d.open(); err != nil {
 		d.tableCache.close()
 		if d.mu.versions != nil {

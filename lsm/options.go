@@ -93,6 +93,14 @@ type Options struct {
 	// BloomBitsPerKey (filter_policy=rocksdb.BloomFilter:N:false). Default
 	// 10; negative disables filters.
 	BloomBitsPerKey int
+	// AlwaysLoadFilters makes point lookups read every filter block (full
+	// filter or partition) that is not in memory. By default a table reads
+	// an uncached filter block only while recent lookups show it saves data
+	// block reads, i.e. while enough looked-up keys are absent: lookups of
+	// keys that exist (almost all of a bookie's) skip it and leave the cache
+	// to data blocks. Like RocksDB's optimize_filters_for_hits, but decided
+	// per table from what lookups find (see docs/design.md).
+	AlwaysLoadFilters bool
 	// Compression (compression). Default LZ4.
 	Compression Compression
 	// DisableCommonPrefix turns off storing each block's common key prefix

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
@@ -17,10 +16,10 @@ import (
 // when more than maxOpen are open; a later access reopens them. Every get
 // must be paired with a release.
 type tableCache struct {
-	fs      vfs.FS
-	dir     string
-	cache   *cache.Cache
-	maxOpen int
+	fs         vfs.FS
+	dir        string
+	readerOpts sstable.ReaderOptions
+	maxOpen    int
 
 	clock   atomic.Int64 // access counter, for least-recently-used choices
 	numOpen atomic.Int64 // handles in the map
@@ -53,8 +52,8 @@ type tableHandle struct {
 	lastUse    atomic.Int64
 }
 
-func newTableCache(fs vfs.FS, dir string, c *cache.Cache, maxOpen int) *tableCache {
-	return &tableCache{fs: fs, dir: dir, cache: c, maxOpen: maxOpen, tables: make(map[uint64]*tableHandle)}
+func newTableCache(fs vfs.FS, dir string, readerOpts sstable.ReaderOptions, maxOpen int) *tableCache {
+	return &tableCache{fs: fs, dir: dir, readerOpts: readerOpts, maxOpen: maxOpen, tables: make(map[uint64]*tableHandle)}
 }
 
 // get returns the open table fileNum with a reference (with maxOpen > 0),
@@ -159,7 +158,7 @@ func (h *tableHandle) open(c *tableCache, fileNum uint64) error {
 	if err != nil {
 		return errors.Wrapf(err, "lsm: opening table %s", path)
 	}
-	r, err := sstable.Open(f, path, sstable.ReaderOptions{Cache: c.cache})
+	r, err := sstable.Open(f, path, c.readerOpts)
 	if err != nil {
 		_ = f.Close()
 		return err

@@ -40,7 +40,8 @@ func validateFilter(data []byte) error { return bloom.Validate(data) }
 // are not applied here; see RangeDeletions.
 //
 // The path: top-level filter index → filter partition (a negative answer
-// ends the lookup) → top-level index → index partition → data block.
+// ends the lookup; an uncached partition may be skipped, see filter_use.go)
+// → top-level index → index partition → data block.
 func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer base.Trailer, found bool, err error) {
 	if r.closed.Load() {
 		return dst, 0, false, errors.Wrapf(base.ErrClosed, "sstable: %s", r.name)
@@ -49,26 +50,37 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	defer getScratchPool.Put(s)
 	seek := base.SeekTrailer(l.Seq)
 
+	filter := filterNone
 	if r.topFilter != nil {
-		fb, ok, err := r.findPartition(s, r.topFilter, cache.KindFilter, l.UserKey, seek, stats)
-		if err != nil || !ok {
+		var fb blockRef
+		fb, filter, err = r.filterBlock(s, l.UserKey, seek, stats)
+		if err != nil || filter == filterAbove {
 			return dst, 0, false, err
 		}
-		may := bloom.MayContain(fb.data, l.Hash)
-		fb.release()
-		if stats != nil {
-			stats.FilterChecks++
-			if !may {
-				stats.FilterNegatives++
+		if filter != filterSkipped {
+			may := bloom.MayContain(fb.data, l.Hash)
+			fb.release()
+			if stats != nil {
+				stats.FilterChecks++
+				if !may {
+					stats.FilterNegatives++
+				}
 			}
-		}
-		if !may {
-			return dst, 0, false, nil
+			if filter == filterLoaded {
+				// A positive answer saved nothing: the data block is read next.
+				r.filterUse.record(!may)
+			}
+			if !may {
+				return dst, 0, false, nil
+			}
 		}
 	}
 
 	h, ok, err := r.findDataBlock(s, l.UserKey, seek, stats)
 	if err != nil || !ok {
+		if filter == filterSkipped && err == nil {
+			r.filterUse.record(false)
+		}
 		return dst, 0, false, err
 	}
 	db, err := r.readBlock(h, cache.KindData, stats, readPeek)
@@ -79,42 +91,78 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	if err := s.data.Init(db.data); err != nil {
 		return dst, 0, false, err
 	}
-	if !s.data.SeekGE(l.UserKey, seek) {
-		return dst, 0, false, s.data.Error()
+	found = s.data.SeekGE(l.UserKey, seek) && bytes.Equal(s.data.UserKey(), l.UserKey)
+	if filter == filterSkipped {
+		r.filterUse.record(!found && db.fromFile)
 	}
-	if !bytes.Equal(s.data.UserKey(), l.UserKey) {
-		return dst, 0, false, nil
+	if !found {
+		return dst, 0, false, s.data.Error()
 	}
 	return append(dst, s.data.Value()...), s.data.Trailer(), true, nil
 }
 
-// findPartition returns the index or filter partition that may hold
-// userKey, and false if the key is above every partition: a pinned filter
-// partition by the ordinal the decoded top-level search gives, otherwise by
-// seeking the top-level block and reading the partition through its handle.
-func (r *Reader) findPartition(s *getScratch, top []byte, kind cache.Kind, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, bool, error) {
-	if kind == cache.KindFilter && r.filterSearch != nil {
+// filterState says how a point lookup got its filter block, or why it has
+// none.
+type filterState uint8
+
+const (
+	filterNone     filterState = iota // the table has no filter
+	filterInMemory                    // pinned by the table or cached
+	filterLoaded                      // read from the file by this lookup
+	filterSkipped                     // not in memory and not worth reading (filterUse)
+	filterAbove                       // the key is above every partition: not in the table
+)
+
+// filterBlock returns the filter block (partition or full filter) that
+// covers userKey, found through the decoded top-level filter search (a
+// pinned partition by its ordinal) or by seeking the top-level filter
+// block, then in memory, or read from the file if filterUse says it pays.
+func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, filterState, error) {
+	var h BlockHandle
+	if r.filterSearch != nil {
 		i := r.filterSearch.seek(userKey, seek)
-		if i >= len(r.filterParts) {
-			return blockRef{}, false, nil
+		if i >= len(r.filterSearch.handles) {
+			return blockRef{}, filterAbove, nil
 		}
-		if stats != nil {
-			stats.CacheHits++
+		if r.filterParts != nil {
+			if stats != nil {
+				stats.CacheHits++
+			}
+			return blockRef{data: r.filterParts[i]}, filterInMemory, nil
 		}
-		return blockRef{data: r.filterParts[i]}, true, nil
+		h = r.filterSearch.handles[i]
+	} else {
+		var ok bool
+		var err error
+		if h, ok, err = r.partitionHandle(s, r.topFilter, userKey, seek); err != nil || !ok {
+			return blockRef{}, filterAbove, err
+		}
 	}
+	if b, ok := r.cachedBlock(h, cache.KindFilter, stats, readPeek); ok {
+		return b, filterInMemory, nil
+	}
+	if !r.alwaysLoadFilters && !r.filterUse.worthReading() {
+		if stats != nil {
+			stats.FilterSkips++
+		}
+		return blockRef{}, filterSkipped, nil
+	}
+	b, err := r.loadBlock(h, cache.KindFilter, stats, readPeek)
+	return b, filterLoaded, err
+}
+
+// partitionHandle seeks a top-level block for the handle of the partition
+// that may hold userKey, and returns false if the key is above every
+// partition.
+func (r *Reader) partitionHandle(s *getScratch, top []byte, userKey []byte, seek base.Trailer) (BlockHandle, bool, error) {
 	if err := s.top.Init(top); err != nil {
-		return blockRef{}, false, err
+		return BlockHandle{}, false, err
 	}
 	if !s.top.SeekGE(userKey, seek) {
-		return blockRef{}, false, s.top.Error()
+		return BlockHandle{}, false, s.top.Error()
 	}
 	h, err := DecodeBlockHandle(s.top.Value())
-	if err != nil {
-		return blockRef{}, false, err
-	}
-	b, err := r.readBlock(h, kind, stats, readPeek)
-	return b, err == nil, err
+	return h, err == nil, err
 }
 
 // findDataBlock returns the handle of the data block that may hold
@@ -130,8 +178,12 @@ func (r *Reader) findDataBlock(s *getScratch, userKey []byte, seek base.Trailer,
 		}
 		return r.dataSearch.handles[i], true, nil
 	}
-	ib, ok, err := r.findPartition(s, r.topIndex, cache.KindIndex, userKey, seek, stats)
+	ih, ok, err := r.partitionHandle(s, r.topIndex, userKey, seek)
 	if err != nil || !ok {
+		return BlockHandle{}, false, err
+	}
+	ib, err := r.readBlock(ih, cache.KindIndex, stats, readPeek)
+	if err != nil {
 		return BlockHandle{}, false, err
 	}
 	defer ib.release()

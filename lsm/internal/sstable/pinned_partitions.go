@@ -6,45 +6,50 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// pinPartitionsFraction: a partitioned table pins all of its index and
-// filter partitions when it opens if, with them, the bytes pinned in the
-// block cache stay within 1/pinPartitionsFraction of the cache's capacity.
+// pinPartitionsFraction: a partitioned table pins all of its index
+// partitions when it opens if, with them, the bytes pinned in the block
+// cache stay within 1/pinPartitionsFraction of the cache's capacity; and
+// its filter partitions too, on the same condition, when it reads every
+// filter block (AlwaysLoadFilters).
 //
-// Why: every point lookup in a partitioned table needs one filter partition
-// and one index partition besides the data block. In a cache large enough
-// for all of them they are hot anyway, and each still cost a cache lookup
-// (shard lock, map probe, LRU bookkeeping): two more than the full layout,
-// whose oversized filter and index are pinned by the reader. Pinned
-// partitions make a lookup in a large cache as cheap as in the full layout;
-// in a small cache (the case partitions exist for) they stay in the cache,
-// where only the hot ones need room. Tables opening at the same time may
-// each see room for themselves and overshoot the budget by one table's
-// partitions.
+// Why: every point lookup in a partitioned table needs one index partition
+// (and maybe one filter partition) besides the data block. In a cache large
+// enough for all of them they are hot anyway, and each still cost a cache
+// lookup (shard lock, map probe, LRU bookkeeping): more than the full
+// layout, whose oversized index is pinned by the reader. Pinned partitions
+// make a lookup in a large cache as cheap as in the full layout; in a small
+// cache (the case partitions exist for) they stay in the cache, where only
+// the hot ones need room. By default filter partitions are read only while
+// they pay (filter_use.go): pinning them all would take memory from data
+// blocks for filters that lookups of present keys skip. Tables opening at
+// the same time may each see room for themselves and overshoot the budget
+// by one table's partitions.
 const pinPartitionsFraction = 4
 
-// pinPartitions reads every index and filter partition of a partitioned
-// table into r.partitions if the cache has the room (see
-// pinPartitionsFraction), charging them as pinned bytes.
+// pinPartitions reads the partitions of a partitioned table into
+// r.partitions if the cache has the room (see pinPartitionsFraction),
+// charging them as pinned bytes, and decodes the top-level filter index
+// into r.filterSearch.
 func (r *Reader) pinPartitions() error {
 	if r.cache == nil || r.footer.flags&flagPartitionedIndex == 0 {
 		return nil
 	}
-	need := int64(r.props.IndexBytes)
-	if r.footer.flags&flagPartitionedFilter != 0 {
-		need += int64(r.props.FilterBytes)
+	fits := func(need uint64) bool {
+		return r.cache.PinnedUsage()+int64(need) <= r.cache.Capacity()/pinPartitionsFraction
 	}
-	if r.cache.PinnedUsage()+need > r.cache.Capacity()/pinPartitionsFraction {
-		return nil
-	}
+	partitionedFilter := r.topFilter != nil && r.footer.flags&flagPartitionedFilter != 0
+	pinIndex := fits(r.props.IndexBytes)
+	pinFilter := partitionedFilter && r.alwaysLoadFilters && fits(r.props.IndexBytes+r.props.FilterBytes)
 	parts := make(map[uint64][]byte)
 	var total int64
-	var indexParts [][]byte
+	var indexParts, filterParts [][]byte
 	for _, top := range []struct {
+		pin     bool
 		block   []byte
 		kind    cache.Kind
 		ordered *[][]byte
-	}{{r.topIndex, cache.KindIndex, &indexParts}, {r.topFilter, cache.KindFilter, &r.filterParts}} {
-		if top.block == nil || top.kind == cache.KindFilter && r.footer.flags&flagPartitionedFilter == 0 {
+	}{{pinIndex, r.topIndex, cache.KindIndex, &indexParts}, {pinFilter, r.topFilter, cache.KindFilter, &filterParts}} {
+		if !top.pin {
 			continue
 		}
 		var it block.Iter
@@ -68,21 +73,20 @@ func (r *Reader) pinPartitions() error {
 		if err := it.Error(); err != nil {
 			return errors.Wrapf(err, "top-level %s block", top.kind)
 		}
-		if len(ordered) == it.NumRestarts() {
-			// Every top-level entry is a restart point (index restart
-			// interval 1, the default), so the partitions can be kept in
-			// entry order.
-			*top.ordered = ordered
-		}
+		*top.ordered = ordered
 	}
-	if r.filterParts != nil {
+	if partitionedFilter {
 		// Get finds a filter partition by the ordinal of its top-level
-		// entry, without seeking the top-level block or a map probe.
+		// entry (and, unpinned, its handle), without seeking the
+		// top-level block.
 		search, err := newTopSearch(r.topFilter)
 		if err != nil {
 			return errors.Wrap(err, "top-level filter block")
 		}
-		r.filterSearch = search
+		if pinFilter && len(filterParts) != len(search.handles) {
+			return errors.Newf("top-level filter block: %d partitions read, %d entries decoded", len(filterParts), len(search.handles))
+		}
+		r.filterSearch, r.filterParts = search, filterParts
 		total += search.size()
 	}
 	if indexParts != nil {
@@ -95,7 +99,9 @@ func (r *Reader) pinPartitions() error {
 		r.dataSearch = search
 		total += search.size()
 	}
-	r.partitions = parts
+	if len(parts) > 0 {
+		r.partitions = parts
+	}
 	r.partitionBytes = total
 	r.cache.AddPinned(total)
 	return nil

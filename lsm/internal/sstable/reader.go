@@ -18,6 +18,10 @@ type ReaderOptions struct {
 	// Cache is the block cache; nil reads every block from the file
 	// (metadata blocks are then pinned by the reader, see readBlock).
 	Cache *cache.Cache
+	// AlwaysLoadFilters makes every point lookup read a filter block that
+	// is not in memory; by default a table reads them only while they pay
+	// for themselves (filter_use.go).
+	AlwaysLoadFilters bool
 }
 
 // Tombstone is a range deletion: user keys in [Start, End) with sequence
@@ -52,10 +56,10 @@ type Reader struct {
 	// Immutable after Open, so read without a lock.
 	partitions     map[uint64][]byte
 	partitionBytes int64
-	// filterParts are the filter partitions in top-level order, and
-	// filterSearch finds a key's partition ordinal among them, when the
-	// partitions are pinned and every top-level entry is a restart point
-	// (top_search.go); both nil otherwise.
+	// filterSearch is the decoded top-level filter index of a partitioned
+	// table opened with a cache (top_search.go): it finds a key's filter
+	// partition, by ordinal and handle. filterParts are the partitions in
+	// that order when the table pinned them; nil otherwise.
 	filterParts  [][]byte
 	filterSearch *topSearch
 	// dataSearch holds every data block's index entry, when the index
@@ -73,6 +77,11 @@ type Reader struct {
 	hasPinned   atomic.Bool
 	pinnedBytes atomic.Int64
 
+	// filterUse decides whether lookups read uncached filter blocks,
+	// unless alwaysLoadFilters.
+	filterUse         filterUse
+	alwaysLoadFilters bool
+
 	closed atomic.Bool
 }
 
@@ -83,7 +92,7 @@ func Open(f vfs.File, name string, opts ReaderOptions) (*Reader, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "sstable: size of %s", name)
 	}
-	r := &Reader{f: f, name: name, size: uint64(size), cache: opts.Cache}
+	r := &Reader{f: f, name: name, size: uint64(size), cache: opts.Cache, alwaysLoadFilters: opts.AlwaysLoadFilters}
 	if r.cache != nil {
 		r.cacheID = r.cache.NewID()
 	}
@@ -231,6 +240,9 @@ func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, e
 type blockRef struct {
 	h    cache.Handle
 	data []byte
+	// fromFile: this call (or the cache load it waited for) read the block
+	// from the file.
+	fromFile bool
 }
 
 func (b *blockRef) release() {
@@ -256,12 +268,21 @@ const (
 // readBlock returns a verified, decompressed block of the given kind,
 // through the block cache.
 func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
+	if b, ok := r.cachedBlock(h, kind, stats, mode); ok {
+		return b, nil
+	}
+	return r.loadBlock(h, kind, stats, mode)
+}
+
+// cachedBlock returns the block if it is in memory: pinned by the table or
+// in the block cache.
+func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, bool) {
 	if kind != cache.KindData && r.partitions != nil {
 		if b, ok := r.partitions[h.Offset]; ok {
 			if stats != nil {
 				stats.CacheHits++
 			}
-			return blockRef{data: b}, nil
+			return blockRef{data: b}, true
 		}
 	}
 	if kind != cache.KindData && r.hasPinned.Load() {
@@ -272,7 +293,7 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 			if stats != nil {
 				stats.CacheHits++
 			}
-			return blockRef{data: b}, nil
+			return blockRef{data: b}, true
 		}
 	}
 	if r.cache != nil {
@@ -281,15 +302,21 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 				if stats != nil {
 					stats.CacheHits++
 				}
-				return blockRef{data: v}, nil
+				return blockRef{data: v}, true
 			}
 		} else if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
 			if stats != nil {
 				stats.CacheHits++
 			}
-			return blockRef{h: ch, data: ch.Value()}, nil
+			return blockRef{h: ch, data: ch.Value()}, true
 		}
 	}
+	return blockRef{}, false
+}
+
+// loadBlock reads a block that cachedBlock did not find, inserting it into
+// the cache unless mode is readNoFill.
+func (r *Reader) loadBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
 	if r.cache == nil || mode == readNoFill {
 		data, err := r.readVerified(h, kind, stats)
 		if err != nil {
@@ -298,13 +325,13 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 		if r.cache == nil && kind != cache.KindData {
 			r.pin(h.Offset, data)
 		}
-		return blockRef{data: data}, nil
+		return blockRef{data: data, fromFile: true}, nil
 	}
 	pri := cache.PriorityHigh
 	if kind == cache.KindData {
 		pri = cache.PriorityLow
 	}
-	ch, _, err := r.cache.GetOrLoad(r.cacheID, h.Offset, kind, pri, func() ([]byte, error) {
+	ch, hit, err := r.cache.GetOrLoad(r.cacheID, h.Offset, kind, pri, func() ([]byte, error) {
 		return r.readVerified(h, kind, stats)
 	})
 	if err != nil {
@@ -315,7 +342,7 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 		// every lookup (the full-filter cliff of RocksDB's LRU cache).
 		r.pin(h.Offset, ch.Value())
 	}
-	return blockRef{h: ch, data: ch.Value()}, nil
+	return blockRef{h: ch, data: ch.Value(), fromFile: !hit}, nil
 }
 
 // readVerified reads a block, checks its structure and counts the read.

@@ -93,9 +93,13 @@ func writeTable(t testing.TB, fs vfs.FS, path string, opts WriterOptions, kvs []
 }
 
 func openTable(t testing.TB, fs vfs.FS, path string, c *cache.Cache) *Reader {
+	return openTableWith(t, fs, path, ReaderOptions{Cache: c})
+}
+
+func openTableWith(t testing.TB, fs vfs.FS, path string, opts ReaderOptions) *Reader {
 	f, err := fs.Open(path)
 	require.NoError(t, err)
-	r, err := Open(f, path, ReaderOptions{Cache: c})
+	r, err := Open(f, path, opts)
 	require.NoError(t, err)
 	return r
 }
@@ -343,7 +347,8 @@ func TestGetAllocatesNothingWhenCached(t *testing.T) {
 // TestFullFilterLargerThanShardIsReadOnce is RocksDB's cliff (seed 001) at
 // table level: a multi-MiB full filter and a cache of 1 MiB shards. The
 // filter must be read from the file once, not on every Get, and must not
-// push the other cached blocks out.
+// push the other cached blocks out. (AlwaysLoadFilters: by default lookups
+// that find their keys would not read the filter at all.)
 func TestFullFilterLargerThanShardIsReadOnce(t *testing.T) {
 	fs, dir := tempFS(t)
 	path := filepath.Join(dir, "full.sst")
@@ -352,7 +357,7 @@ func TestFullFilterLargerThanShardIsReadOnce(t *testing.T) {
 	require.Greater(t, props.MaxFilterBlockSize, uint64(3<<20))
 	c, err := cache.New(cache.Options{Capacity: 64 << 20, NumShardBits: 6}) // 1 MiB shards
 	require.NoError(t, err)
-	r := openTable(t, fs, path, c)
+	r := openTableWith(t, fs, path, ReaderOptions{Cache: c, AlwaysLoadFilters: true})
 	defer r.Close()
 	rng := rand.New(rand.NewSource(1))
 	get := func(stats *Stats) {
@@ -464,29 +469,44 @@ func FuzzOpen(f *testing.F) {
 }
 
 // TestPartitionsPinnedInLargeCache: with room in the cache, a partitioned
-// table pins every index and filter partition at open, so point lookups
-// make no index or filter cache lookups; in a small cache they go through
-// the cache. Either way Close gives the pinned bytes back.
+// table pins every index partition at open, and its filter partitions too
+// when it reads every filter (AlwaysLoadFilters), so point lookups make no
+// index (or filter) cache lookups; in a small cache they go through the
+// cache. Either way Close gives the pinned bytes back.
 func TestPartitionsPinnedInLargeCache(t *testing.T) {
 	fs, dir := tempFS(t)
 	path := filepath.Join(dir, "t.sst")
 	kvs := entryLocationKVs(50, 2000)
 	props := writeTable(t, fs, path, WriterOptions{BlockSize: 4096, MetadataBlockSize: 512}, kvs, nil)
 	require.Greater(t, props.IndexPartitions, uint64(1))
-	meta := int64(props.IndexBytes + props.FilterBytes)
+	require.Greater(t, props.FilterBytes, props.IndexBytes)
 	for _, tc := range []struct {
-		capacity int64
-		pinned   bool
-	}{{16 << 20, true}, {2 * meta, false}} {
+		capacity      int64
+		alwaysFilters bool
+		pinIndex      bool
+		pinFilter     bool
+	}{
+		{16 << 20, true, true, true},
+		{16 << 20, false, true, false},
+		{int64(2 * props.IndexBytes), true, false, false},
+		{int64(2 * props.IndexBytes), false, false, false},
+	} {
+		name := fmt.Sprintf("capacity=%d/alwaysLoadFilters=%v", tc.capacity, tc.alwaysFilters)
 		c, err := cache.New(cache.Options{Capacity: tc.capacity, NumShardBits: 2})
 		require.NoError(t, err)
-		r := openTable(t, fs, path, c)
-		require.Equal(t, tc.pinned, r.partitions != nil, "capacity %d", tc.capacity)
-		if tc.pinned {
-			require.GreaterOrEqual(t, r.partitionBytes, meta, "partitions and their decoded searches")
-			require.NotNil(t, r.dataSearch)
-			require.Equal(t, r.PinnedBytes(), c.PinnedUsage())
+		r := openTableWith(t, fs, path, ReaderOptions{Cache: c, AlwaysLoadFilters: tc.alwaysFilters})
+		require.Equal(t, tc.pinIndex, r.dataSearch != nil, name)
+		require.Equal(t, tc.pinFilter, r.filterParts != nil, name)
+		require.NotNil(t, r.filterSearch, name)
+		pinned := int64(0)
+		if tc.pinIndex {
+			pinned += int64(props.IndexBytes)
 		}
+		if tc.pinFilter {
+			pinned += int64(props.FilterBytes)
+		}
+		require.GreaterOrEqual(t, r.partitionBytes, pinned, "partitions and their decoded searches: %s", name)
+		require.Equal(t, r.PinnedBytes(), c.PinnedUsage(), name)
 		var stats Stats
 		for i := 0; i < 2000; i++ {
 			e := kvs[(i*7919)%len(kvs)]
@@ -498,14 +518,23 @@ func TestPartitionsPinnedInLargeCache(t *testing.T) {
 		}
 		m := c.Metrics()
 		lookups := func(k cache.Kind) int64 { return m.Kinds[k].Hits + m.Kinds[k].Misses }
-		if tc.pinned {
-			require.Zero(t, lookups(cache.KindIndex)+lookups(cache.KindFilter))
-			require.Zero(t, stats.IndexReads+stats.FilterReads, "read at open, not by lookups")
+		if tc.pinIndex {
+			require.Zero(t, lookups(cache.KindIndex), name)
+			require.Zero(t, stats.IndexReads, "read at open, not by lookups: %s", name)
 		} else {
-			require.Greater(t, lookups(cache.KindIndex), int64(0))
-			require.Greater(t, lookups(cache.KindFilter), int64(0))
+			require.Greater(t, lookups(cache.KindIndex), int64(0), name)
+		}
+		switch {
+		case tc.pinFilter:
+			require.Zero(t, lookups(cache.KindFilter), name)
+			require.Zero(t, stats.FilterReads, "read at open, not by lookups: %s", name)
+		case tc.alwaysFilters:
+			require.Greater(t, lookups(cache.KindFilter), int64(0), name)
+		default:
+			require.Zero(t, stats.FilterReads, "lookups of present keys skip uncached filters: %s", name)
+			require.EqualValues(t, 2000, stats.FilterSkips, name)
 		}
 		require.NoError(t, r.Close())
-		require.Zero(t, c.PinnedUsage(), "capacity %d", tc.capacity)
+		require.Zero(t, c.PinnedUsage(), name)
 	}
 }

@@ -13,6 +13,7 @@ type Stats struct {
 
 	FilterChecks    int64 // filter probes made by point lookups
 	FilterNegatives int64 // probes that ruled the table out
+	FilterSkips     int64 // lookups that skipped a filter block not in memory (filter_use.go)
 }
 
 // Add adds o's counters to s.
@@ -24,4 +25,5 @@ func (s *Stats) Add(o *Stats) {
 	s.CacheHits += o.CacheHits
 	s.FilterChecks += o.FilterChecks
 	s.FilterNegatives += o.FilterNegatives
+	s.FilterSkips += o.FilterSkips
 }
