@@ -1,9 +1,11 @@
 package sstable
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
@@ -113,5 +115,127 @@ func TestColdFiltersFollowLookups(t *testing.T) {
 			require.EqualValues(t, 2000, always.FilterChecks, fmt.Sprintf("%+v", always))
 			require.NotZero(t, always.FilterReads)
 		})
+	}
+}
+
+// TestFilterPartitionsPinnedOnFirstRead: in a cache with room, a
+// partitioned table pins no filter partition at open and none while its
+// lookups find their keys; absent keys make it read partitions, which it
+// pins, so that later lookups read none and make no filter cache lookups.
+// Close gives the pinned bytes back.
+func TestFilterPartitionsPinnedOnFirstRead(t *testing.T) {
+	fs, dir := tempFS(t)
+	path := filepath.Join(dir, "t.sst")
+	const ledgers, entries = 20, 2000
+	kvs := entryLocationKVs(ledgers, entries)
+	for i := range kvs {
+		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
+	}
+	props := writeTable(t, fs, path, WriterOptions{BlockSize: 4096, MetadataBlockSize: 512}, kvs, nil)
+	require.Greater(t, props.FilterPartitions, uint64(10))
+	c, err := cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: 2})
+	require.NoError(t, err)
+	r := openTable(t, fs, path, c)
+	require.NotNil(t, r.filterSlots)
+	atOpen := c.PinnedUsage()
+	get := func(i int, present bool, stats *Stats) {
+		e := uint64(2 * (i % entries))
+		if !present {
+			e++
+		}
+		l := MakeLookup(entryKey(uint64(i%ledgers), e), base.SeqNumMax)
+		_, _, found, err := r.Get(nil, &l, stats)
+		require.NoError(t, err)
+		require.Equal(t, present, found)
+	}
+	var found Stats
+	for i := range 5000 {
+		get(i*7919, true, &found)
+	}
+	require.Zero(t, found.FilterReads)
+	require.Equal(t, atOpen, c.PinnedUsage(), "no filter partition pinned by lookups of present keys")
+
+	// Absent keys whose data blocks are cached do not need filters either;
+	// start again with a cold cache.
+	require.NoError(t, r.Close())
+	c, err = cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: 2})
+	require.NoError(t, err)
+	r = openTable(t, fs, path, c)
+	var first Stats
+	for i := range 5000 {
+		get(i*7919, false, &first)
+	}
+	require.LessOrEqual(t, first.FilterReads, int64(props.FilterPartitions), "each partition read at most once: %+v", first)
+	require.Greater(t, c.PinnedUsage(), atOpen, "the partitions read are pinned")
+	before := c.Metrics().Kinds[cache.KindFilter]
+	var again Stats
+	for i := range 5000 {
+		get(i*7919, false, &again)
+	}
+	after := c.Metrics().Kinds[cache.KindFilter]
+	require.Zero(t, again.FilterReads, "%+v", again)
+	require.Greater(t, again.FilterNegatives, int64(4800))
+	require.Equal(t, before.Hits+before.Misses, after.Hits+after.Misses, "pinned partitions need no cache lookup")
+	require.NoError(t, r.Close())
+	require.Zero(t, c.PinnedUsage())
+}
+
+// TestConcurrentLookupsWithFilterUse runs lookups of present and absent
+// keys from several goroutines on both layouts, in a cache that pins
+// partitions and in one that cannot, so that filter skipping, reading,
+// pinning on first read and the score race with each other (run with
+// -race). Every answer must match the table's contents.
+func TestConcurrentLookupsWithFilterUse(t *testing.T) {
+	const ledgers, entries = 10, 3000
+	kvs := entryLocationKVs(ledgers, entries)
+	for i := range kvs {
+		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
+	}
+	for _, layout := range []Layout{LayoutPartitioned, LayoutFull} {
+		fs, dir := tempFS(t)
+		path := filepath.Join(dir, "t.sst")
+		writeTable(t, fs, path, WriterOptions{Layout: layout, BlockSize: 2048, MetadataBlockSize: 256, Compression: CompressionNone}, kvs, nil)
+		for _, capacity := range []int64{32 << 10, 16 << 20} {
+			t.Run(fmt.Sprintf("%s/capacity=%d", layout, capacity), func(t *testing.T) {
+				c, err := cache.New(cache.Options{Capacity: capacity, NumShardBits: 1})
+				require.NoError(t, err)
+				r := openTable(t, fs, path, c)
+				var wg sync.WaitGroup
+				errs := make(chan error, 4)
+				for g := range 4 {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						rng := rand.New(rand.NewSource(int64(g)))
+						for range 3000 {
+							// Goroutines 0 and 1 look up mostly absent keys,
+							// 2 and 3 present ones.
+							present := rng.Intn(4) < g
+							i := rng.Intn(len(kvs))
+							key := kvs[i].key.UserKey
+							if !present {
+								key = entryKey(uint64(i/entries), uint64(2*(i%entries)+1))
+							}
+							l := MakeLookup(key, base.SeqNumMax)
+							v, _, found, err := r.Get(nil, &l, nil)
+							if err == nil && (found != present || present && !bytes.Equal(v, kvs[i].value)) {
+								err = fmt.Errorf("key %x: found %v, want %v", key, found, present)
+							}
+							if err != nil {
+								errs <- err
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					require.NoError(t, err)
+				}
+				require.NoError(t, r.Close())
+				require.Zero(t, c.PinnedUsage())
+			})
+		}
 	}
 }

@@ -119,18 +119,25 @@ const (
 // block, then in memory, or read from the file if filterUse says it pays.
 func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, filterState, error) {
 	var h BlockHandle
+	slot := -1
 	if r.filterSearch != nil {
 		i := r.filterSearch.seek(userKey, seek)
 		if i >= len(r.filterSearch.handles) {
 			return blockRef{}, filterAbove, nil
 		}
+		var pinned []byte
 		if r.filterParts != nil {
+			pinned = r.filterParts[i]
+		} else if p := r.filterSlots[i].Load(); p != nil {
+			pinned = *p
+		}
+		if pinned != nil {
 			if stats != nil {
 				stats.CacheHits++
 			}
-			return blockRef{data: r.filterParts[i]}, filterInMemory, nil
+			return blockRef{data: pinned}, filterInMemory, nil
 		}
-		h = r.filterSearch.handles[i]
+		h, slot = r.filterSearch.handles[i], i
 	} else {
 		var ok bool
 		var err error
@@ -146,6 +153,15 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 			stats.FilterSkips++
 		}
 		return blockRef{}, filterSkipped, nil
+	}
+	if slot >= 0 && r.roomToPin(int64(h.Length)) {
+		// Read it past the cache and pin it: lookups that need filters
+		// here find it without a cache lookup from now on.
+		b, err := r.loadBlock(h, cache.KindFilter, stats, readNoFill)
+		if err == nil {
+			r.pinFilterPartition(slot, b.data)
+		}
+		return b, filterLoaded, err
 	}
 	b, err := r.loadBlock(h, cache.KindFilter, stats, readPeek)
 	return b, filterLoaded, err

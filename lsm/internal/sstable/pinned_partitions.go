@@ -1,6 +1,8 @@
 package sstable
 
 import (
+	"sync/atomic"
+
 	"github.com/bookie-index/bookie-index/lsm/internal/block"
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/cockroachdb/errors"
@@ -34,12 +36,9 @@ func (r *Reader) pinPartitions() error {
 	if r.cache == nil || r.footer.flags&flagPartitionedIndex == 0 {
 		return nil
 	}
-	fits := func(need uint64) bool {
-		return r.cache.PinnedUsage()+int64(need) <= r.cache.Capacity()/pinPartitionsFraction
-	}
 	partitionedFilter := r.topFilter != nil && r.footer.flags&flagPartitionedFilter != 0
-	pinIndex := fits(r.props.IndexBytes)
-	pinFilter := partitionedFilter && r.alwaysLoadFilters && fits(r.props.IndexBytes+r.props.FilterBytes)
+	pinIndex := r.roomToPin(int64(r.props.IndexBytes))
+	pinFilter := partitionedFilter && r.alwaysLoadFilters && r.roomToPin(int64(r.props.IndexBytes+r.props.FilterBytes))
 	parts := make(map[uint64][]byte)
 	var total int64
 	var indexParts, filterParts [][]byte
@@ -88,6 +87,10 @@ func (r *Reader) pinPartitions() error {
 		}
 		r.filterSearch, r.filterParts = search, filterParts
 		total += search.size()
+		if !pinFilter {
+			r.filterSlots = make([]atomic.Pointer[[]byte], len(search.handles))
+			total += 8 * int64(len(search.handles))
+		}
 	}
 	if indexParts != nil {
 		// All data-block entries in one search: a lookup finds its data
@@ -105,4 +108,32 @@ func (r *Reader) pinPartitions() error {
 	r.partitionBytes = total
 	r.cache.AddPinned(total)
 	return nil
+}
+
+// pinFilterPartition pins filter partition i, just read from the file, if
+// it fits in the pinning budget (pinPartitionsFraction), and reports
+// whether it did. A table that reads filters only while they pay
+// (filter_use.go) pins the partitions lookups need as they are read,
+// instead of all of them at open: a table whose lookups find their keys
+// pins none.
+func (r *Reader) pinFilterPartition(i int, data []byte) bool {
+	n := int64(len(data))
+	if !r.roomToPin(n) {
+		return false
+	}
+	r.pinnedMu.Lock()
+	defer r.pinnedMu.Unlock()
+	if r.closed.Load() || r.filterSlots[i].Load() != nil {
+		return false
+	}
+	r.filterSlots[i].Store(&data)
+	r.pinnedBytes.Add(n)
+	r.cache.AddPinned(n)
+	return true
+}
+
+// roomToPin reports whether n more pinned bytes stay within the pinning
+// budget.
+func (r *Reader) roomToPin(n int64) bool {
+	return r.cache.PinnedUsage()+n <= r.cache.Capacity()/pinPartitionsFraction
 }

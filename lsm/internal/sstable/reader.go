@@ -62,6 +62,10 @@ type Reader struct {
 	// that order when the table pinned them; nil otherwise.
 	filterParts  [][]byte
 	filterSearch *topSearch
+	// filterSlots, when filterSearch is set and filterParts is not, hold
+	// the filter partitions pinned on first read, by ordinal, while they
+	// fit in the pinning budget (pinFilterPartition).
+	filterSlots []atomic.Pointer[[]byte]
 	// dataSearch holds every data block's index entry, when the index
 	// partitions are pinned in order.
 	dataSearch *topSearch
