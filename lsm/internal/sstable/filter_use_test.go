@@ -16,25 +16,29 @@ import (
 func TestFilterUseScore(t *testing.T) {
 	var u filterUse
 	require.False(t, u.worthReading(), "a new table reads no uncached filter")
-	u.record(false)
+	u.record(filterSavedNothing)
 	require.Zero(t, u.score.Load(), "the score does not go below zero")
-	u.record(true)
+	u.record(filterSavedRead)
 	require.True(t, u.worthReading())
-	for range filterSavedWeight - 1 {
-		u.record(false)
+	for range filterSavedRead - 1 {
+		u.record(filterSavedNothing)
 	}
 	require.True(t, u.worthReading())
-	u.record(false)
-	require.False(t, u.worthReading(), "one saved read pays for %d wasted filter reads", filterSavedWeight)
+	u.record(filterSavedNothing)
+	require.False(t, u.worthReading(), "one saved read pays for %d wasted filter reads", filterSavedRead)
+	u.record(filterSavedSearch)
+	require.True(t, u.worthReading())
+	u.record(filterSavedNothing)
+	require.False(t, u.worthReading(), "a saved search pays for one wasted filter read")
 	for range 1000 {
-		u.record(true)
+		u.record(filterSavedRead)
 	}
 	require.Equal(t, int32(filterScoreMax), u.score.Load())
 	for range filterScoreMax - 1 {
-		u.record(false)
+		u.record(filterSavedNothing)
 	}
 	require.True(t, u.worthReading())
-	u.record(false)
+	u.record(filterSavedNothing)
 	require.False(t, u.worthReading(), "a burst of absent keys is forgotten after filterScoreMax found ones")
 }
 
@@ -155,12 +159,6 @@ func TestFilterPartitionsPinnedOnFirstRead(t *testing.T) {
 	require.Zero(t, found.FilterReads)
 	require.Equal(t, atOpen, c.PinnedUsage(), "no filter partition pinned by lookups of present keys")
 
-	// Absent keys whose data blocks are cached do not need filters either;
-	// start again with a cold cache.
-	require.NoError(t, r.Close())
-	c, err = cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: 2})
-	require.NoError(t, err)
-	r = openTable(t, fs, path, c)
 	var first Stats
 	for i := range 5000 {
 		get(i*7919, false, &first)
@@ -237,5 +235,52 @@ func TestConcurrentLookupsWithFilterUse(t *testing.T) {
 				require.Zero(t, c.PinnedUsage())
 			})
 		}
+	}
+}
+
+// BenchmarkGetCached: point lookups of present and absent keys on a
+// partitioned table whose blocks all fit in the cache, with filters read
+// only while they pay (pinned on first read) and with AlwaysLoadFilters
+// (pinned at open).
+func BenchmarkGetCached(b *testing.B) {
+	const ledgers, entries = 100, 2000
+	kvs := entryLocationKVs(ledgers, entries)
+	for i := range kvs {
+		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
+	}
+	fs, dir := tempFS(b)
+	path := filepath.Join(dir, "t.sst")
+	writeTable(b, fs, path, WriterOptions{Compression: CompressionNone}, kvs, nil)
+	for _, always := range []bool{false, true} {
+		c, err := cache.New(cache.Options{Capacity: 256 << 20, NumShardBits: 6})
+		require.NoError(b, err)
+		r := openTableWith(b, fs, path, ReaderOptions{Cache: c, AlwaysLoadFilters: always})
+		for _, present := range []bool{true, false} {
+			keys := make([][]byte, 4096)
+			for i := range keys {
+				j := (i * 7919) % len(kvs)
+				keys[i] = entryKey(uint64(j/entries), uint64(2*(j%entries)))
+				if !present {
+					keys[i][15]++
+				}
+			}
+			warm := func() {
+				for _, k := range keys {
+					l := MakeLookup(k, base.SeqNumMax)
+					_, _, _, _ = r.Get(nil, &l, nil)
+				}
+			}
+			warm()
+			warm()
+			b.Run(fmt.Sprintf("alwaysLoadFilters=%v/present=%v", always, present), func(b *testing.B) {
+				dst := make([]byte, 0, 8)
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					l := MakeLookup(keys[i%len(keys)], base.SeqNumMax)
+					_, _, _, _ = r.Get(dst[:0], &l, nil)
+				}
+			})
+		}
+		require.NoError(b, r.Close())
 	}
 }

@@ -67,8 +67,11 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 				}
 			}
 			if filter == filterLoaded {
-				// A positive answer saved nothing: the data block is read next.
-				r.filterUse.record(!may)
+				saved := int32(filterSavedRead)
+				if may {
+					saved = filterSavedNothing // the data block is read next
+				}
+				r.filterUse.record(saved)
 			}
 			if !may {
 				return dst, 0, false, nil
@@ -79,7 +82,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	h, ok, err := r.findDataBlock(s, l.UserKey, seek, stats)
 	if err != nil || !ok {
 		if filter == filterSkipped && err == nil {
-			r.filterUse.record(false)
+			r.filterUse.record(filterSavedNothing) // the table could not hold it
 		}
 		return dst, 0, false, err
 	}
@@ -93,7 +96,14 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	}
 	found = s.data.SeekGE(l.UserKey, seek) && bytes.Equal(s.data.UserKey(), l.UserKey)
 	if filter == filterSkipped {
-		r.filterUse.record(!found && db.fromFile)
+		switch {
+		case found:
+			r.filterUse.record(filterSavedNothing)
+		case db.fromFile:
+			r.filterUse.record(filterSavedRead)
+		default:
+			r.filterUse.record(filterSavedSearch)
+		}
 	}
 	if !found {
 		return dst, 0, false, s.data.Error()
