@@ -20,6 +20,7 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: -0.1}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: 1.5}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: math.NaN()}, "HighPriorityPoolRatio"},
+		{Options{Capacity: 1 << 20, FullAdmitOneIn: -1}, "FullAdmitOneIn"},
 	} {
 		_, err := New(tc.opts)
 		require.Error(t, err, "%+v", tc.opts)

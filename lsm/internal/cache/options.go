@@ -13,6 +13,8 @@ const (
 	// MaxNumShardBits bounds Options.NumShardBits: 65536 shards of about
 	// 500 bytes each already take 32 MiB before caching anything.
 	MaxNumShardBits = 16
+	// DefaultFullAdmitOneIn is used when Options.FullAdmitOneIn is 0.
+	DefaultFullAdmitOneIn = 4
 	// DefaultHighPriorityPoolRatio is used when
 	// Options.HighPriorityPoolRatio is 0.
 	DefaultHighPriorityPoolRatio = 0.5
@@ -45,6 +47,11 @@ type Options struct {
 	// (Insert) or hand back a detached value (GetOrLoad), instead of
 	// letting the shard's usage exceed its capacity.
 	StrictCapacityLimit bool
+	// FullAdmitOneIn: once a shard is full (its last insert had to evict),
+	// Admit tells callers to cache one block in FullAdmitOneIn of those
+	// they miss (admission.go). 0 means DefaultFullAdmitOneIn (4); 1
+	// admits every block.
+	FullAdmitOneIn int
 }
 
 // DefaultOptions returns the options for a cache of capacity bytes: 64 shards
@@ -71,6 +78,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.NumShardBits < 0 {
 		o.NumShardBits = DefaultNumShardBits
+	}
+	switch {
+	case o.FullAdmitOneIn == 0:
+		o.FullAdmitOneIn = DefaultFullAdmitOneIn
+	case o.FullAdmitOneIn < 0:
+		return o, errors.Newf("cache: Options.FullAdmitOneIn must be >= 0, got %d", o.FullAdmitOneIn)
 	}
 	if o.NumShardBits > MaxNumShardBits {
 		return o, errors.Newf("cache: Options.NumShardBits must be <= %d, got %d",

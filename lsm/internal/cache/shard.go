@@ -38,6 +38,11 @@ type shard struct {
 	oversized    int64 // values refused because their charge exceeded capacity
 	strict       int64 // values refused by the strict capacity limit
 
+	// full is set when the shard's last insert had to evict to make room,
+	// cleared when one fitted without evicting (read by Admit without the
+	// lock).
+	full atomic.Bool
+
 	// entryPinned is the charge of the cached entries that have outside
 	// references. Release updates it without the lock; it is exact when
 	// no Release is in flight and otherwise may only overstate.
@@ -219,6 +224,10 @@ func (s *shard) insertLocked(k key, kind Kind, pri Priority, value []byte, stric
 		// later, but never admits one that cannot fit.
 		s.strict++
 		return nil, outcomeStrictReject
+	}
+	full := s.usageLocked()+charge > s.capacity
+	if full != s.full.Load() {
+		s.full.Store(full)
 	}
 	s.evictLocked(charge)
 

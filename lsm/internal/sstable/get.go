@@ -86,7 +86,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 		}
 		return dst, 0, false, err
 	}
-	db, err := r.readBlock(h, cache.KindData, stats, readPeek)
+	db, err := r.readBlock(h, cache.KindData, stats, readOnce)
 	if err != nil {
 		return dst, 0, false, err
 	}

@@ -206,8 +206,8 @@ func (r *Reader) readRaw(h BlockHandle, stats *Stats) ([]byte, error) {
 // decompressed (an uncompressed block is copied out of it): for data blocks
 // of compressed tables, whose stored bytes are dead after decompression.
 func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, error) {
-	if h.Offset > r.size || h.Length+blockTrailerSize > r.size-h.Offset || h.Length > maxBlockSize {
-		return nil, base.CorruptionErrorf("sstable: block handle (offset %d, length %d) lies outside the %d-byte file", h.Offset, h.Length, r.size)
+	if err := r.checkHandle(h); err != nil {
+		return nil, err
 	}
 	n := int(h.Length + blockTrailerSize)
 	var buf []byte
@@ -218,19 +218,11 @@ func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, e
 	} else {
 		buf = make([]byte, n)
 	}
-	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
-		return nil, errors.Wrapf(err, "reading block at offset %d", h.Offset)
+	typ, err := r.readChecked(h, buf, stats)
+	if err != nil {
+		return nil, err
 	}
-	if stats != nil {
-		stats.BytesRead += int64(len(buf))
-	}
-	stored := buf[:h.Length]
-	typ := buf[h.Length]
-	want := binary.LittleEndian.Uint32(buf[h.Length+1:])
-	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
-		return nil, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
-	}
-	raw, err := decompressBlock(typ, stored)
+	raw, err := decompressBlock(typ, buf[:h.Length])
 	if err != nil {
 		return nil, errors.Wrapf(err, "block at offset %d", h.Offset)
 	}
@@ -240,6 +232,33 @@ func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, e
 	return raw, nil
 }
 
+// checkHandle checks that a block handle lies within the file.
+func (r *Reader) checkHandle(h BlockHandle) error {
+	if h.Offset > r.size || h.Length+blockTrailerSize > r.size-h.Offset || h.Length > maxBlockSize {
+		return base.CorruptionErrorf("sstable: block handle (offset %d, length %d) lies outside the %d-byte file", h.Offset, h.Length, r.size)
+	}
+	return nil
+}
+
+// readChecked reads the block at h with its trailer into buf (of length
+// h.Length+blockTrailerSize), verifies its checksum and returns its
+// compression type.
+func (r *Reader) readChecked(h BlockHandle, buf []byte, stats *Stats) (byte, error) {
+	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
+		return 0, errors.Wrapf(err, "reading block at offset %d", h.Offset)
+	}
+	if stats != nil {
+		stats.BytesRead += int64(len(buf))
+	}
+	stored := buf[:h.Length]
+	typ := buf[h.Length]
+	want := binary.LittleEndian.Uint32(buf[h.Length+1:])
+	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
+		return 0, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
+	}
+	return typ, nil
+}
+
 // blockRef is a block in use: a cache handle to release, or (uncached) nil.
 type blockRef struct {
 	h    cache.Handle
@@ -247,10 +266,16 @@ type blockRef struct {
 	// fromFile: this call (or the cache load it waited for) read the block
 	// from the file.
 	fromFile bool
+	// pooled, if set, is the recycled buffer data lives in (readOnce), put
+	// back by release.
+	pooled *[]byte
 }
 
 func (b *blockRef) release() {
 	b.h.Release()
+	if b.pooled != nil {
+		putReadBuffer(b.pooled)
+	}
 	*b = blockRef{}
 }
 
@@ -267,6 +292,10 @@ const (
 	// readNoFill: a miss is not inserted (compactions, which must not push
 	// the readers' working set out of the cache).
 	readNoFill
+	// readOnce: as readPeek, but a miss the cache does not admit
+	// (cache.Admit) is read into a recycled buffer, valid until the
+	// blockRef is released, and not cached: a point lookup's data block.
+	readOnce
 )
 
 // readBlock returns a verified, decompressed block of the given kind,
@@ -301,7 +330,7 @@ func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode 
 		}
 	}
 	if r.cache != nil {
-		if mode == readPeek {
+		if mode == readPeek || mode == readOnce {
 			if v, ok := r.cache.Peek(r.cacheID, h.Offset, kind); ok {
 				if stats != nil {
 					stats.CacheHits++
@@ -321,6 +350,9 @@ func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode 
 // loadBlock reads a block that cachedBlock did not find, inserting it into
 // the cache unless mode is readNoFill.
 func (r *Reader) loadBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
+	if mode == readOnce && r.cache != nil && !r.cache.Admit(r.cacheID, h.Offset) {
+		return r.readTransient(h, kind, stats)
+	}
 	if r.cache == nil || mode == readNoFill {
 		data, err := r.readVerified(h, kind, stats)
 		if err != nil {
@@ -355,6 +387,45 @@ func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]b
 	if err != nil {
 		return nil, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
 	}
+	return data, r.checkBlock(h, kind, data, stats)
+}
+
+// readTransient reads a block for one use, not to be cached: its stored
+// bytes go to a recycled buffer, which holds the returned block if it was
+// stored uncompressed (released with the blockRef) and is recycled at once
+// otherwise.
+func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (blockRef, error) {
+	if err := r.checkHandle(h); err != nil {
+		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+	}
+	pb := getReadBuffer(int(h.Length + blockTrailerSize))
+	typ, err := r.readChecked(h, *pb, stats)
+	var data []byte
+	if err == nil {
+		if data, err = decompressBlock(typ, (*pb)[:h.Length]); err != nil {
+			err = errors.Wrapf(err, "block at offset %d", h.Offset)
+		}
+	}
+	if err != nil {
+		putReadBuffer(pb)
+		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+	}
+	ref := blockRef{data: data, fromFile: true}
+	if typ == blockTypeNone {
+		ref.pooled = pb
+	} else {
+		putReadBuffer(pb)
+	}
+	if err := r.checkBlock(h, kind, data, stats); err != nil {
+		ref.release()
+		return blockRef{}, err
+	}
+	return ref, nil
+}
+
+// checkBlock checks the structure of a block just read and counts the read.
+func (r *Reader) checkBlock(h BlockHandle, kind cache.Kind, data []byte, stats *Stats) error {
+	var err error
 	if kind == cache.KindFilter {
 		err = validateFilter(data)
 	} else {
@@ -362,7 +433,7 @@ func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]b
 		err = it.Init(data)
 	}
 	if err != nil {
-		return nil, errors.Wrapf(err, "sstable: %s: %s block at offset %d", r.name, kind, h.Offset)
+		return errors.Wrapf(err, "sstable: %s: %s block at offset %d", r.name, kind, h.Offset)
 	}
 	if stats != nil {
 		switch kind {
@@ -374,7 +445,7 @@ func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]b
 			stats.DataReads++
 		}
 	}
-	return data, nil
+	return nil
 }
 
 // dataMostlyCompressed reports whether the table's data blocks were mostly
