@@ -111,6 +111,14 @@
 // value on a detached handle and a nil error (the read succeeds), and
 // Metrics.StrictRejects counts both.
 //
+// # Admission
+//
+// Admit tells a caller that missed a block whether to cache it: always
+// while the block's shard has room, one time in FullAdmitOneIn (4) once the
+// shard's last insert had to evict. The table reader asks for the data
+// blocks of point lookups only, and reads a block it does not cache into a
+// recycled buffer (admission.go explains the measurement).
+//
 // # Loading
 //
 // GetOrLoad is the read path: on a miss it runs the caller's load function
