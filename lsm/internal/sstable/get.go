@@ -128,6 +128,9 @@ const (
 // pinned partition by its ordinal) or by seeking the top-level filter
 // block, then in memory, or read from the file if filterUse says it pays.
 func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, filterState, error) {
+	if !r.filtersLoaded.Load() && r.skipColdFilter(stats) {
+		return blockRef{}, filterSkipped, nil // nothing to look for in memory
+	}
 	var h BlockHandle
 	slot := -1
 	if r.filterSearch != nil {
@@ -158,12 +161,10 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 	if b, ok := r.cachedBlock(h, cache.KindFilter, stats, readPeek); ok {
 		return b, filterInMemory, nil
 	}
-	if !r.alwaysLoadFilters && !r.filterUse.worthReading() {
-		if stats != nil {
-			stats.FilterSkips++
-		}
+	if r.skipColdFilter(stats) {
 		return blockRef{}, filterSkipped, nil
 	}
+	r.filtersLoaded.Store(true)
 	if slot >= 0 && r.roomToPin(int64(h.Length)) {
 		// Read it past the cache and pin it: lookups that need filters
 		// here find it without a cache lookup from now on.
@@ -175,6 +176,18 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 	}
 	b, err := r.loadBlock(h, cache.KindFilter, stats, readPeek)
 	return b, filterLoaded, err
+}
+
+// skipColdFilter reports (and counts) whether a lookup skips a filter
+// block that is not in memory.
+func (r *Reader) skipColdFilter(stats *Stats) bool {
+	if r.alwaysLoadFilters || r.filterUse.worthReading() {
+		return false
+	}
+	if stats != nil {
+		stats.FilterSkips++
+	}
+	return true
 }
 
 // partitionHandle seeks a top-level block for the handle of the partition

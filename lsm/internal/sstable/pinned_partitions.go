@@ -86,6 +86,7 @@ func (r *Reader) pinPartitions() error {
 			return errors.Newf("top-level filter block: %d partitions read, %d entries decoded", len(filterParts), len(search.handles))
 		}
 		r.filterSearch, r.filterParts = search, filterParts
+		r.filtersLoaded.Store(pinFilter)
 		total += search.size()
 		if !pinFilter {
 			r.filterSlots = make([]atomic.Pointer[[]byte], len(search.handles))

@@ -85,6 +85,10 @@ type Reader struct {
 	// unless alwaysLoadFilters.
 	filterUse         filterUse
 	alwaysLoadFilters bool
+	// filtersLoaded is set once any filter block of the table has been
+	// read (and so may be pinned or cached): until then a lookup that would
+	// skip an uncached filter need not look for one.
+	filtersLoaded atomic.Bool
 
 	closed atomic.Bool
 }
