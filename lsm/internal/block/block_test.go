@@ -330,13 +330,19 @@ func FuzzBlock(f *testing.F) {
 	})
 }
 
-func benchmarkSeekGE(b *testing.B, commonPrefix bool, restartInterval, enc int) {
+// benchmarkSeekGE seeks random keys of a 64 KiB block of entry locations;
+// with entriesPerLedger > 0 the block holds several ledgers of that many
+// entries (small ledgers), otherwise one.
+func benchmarkSeekGE(b *testing.B, commonPrefix bool, restartInterval, enc int, entriesPerLedger uint64) {
 	bld := NewBuilder(restartInterval, commonPrefix)
 	bld.ShareValuePrefixes = enc >= encShareValues
 	bld.CompactEntries = enc == encCompact
 	var keys [][]byte
 	for e := uint64(0); bld.EstimatedSize() < 64<<10; e++ {
 		k := entryLocationKey(123, 1_000_000+e)
+		if entriesPerLedger > 0 {
+			k = entryLocationKey(123+e/entriesPerLedger, e%entriesPerLedger)
+		}
 		keys = append(keys, k)
 		// Locations of 1 KiB entries, as the benchmark's load writes them.
 		bld.Add(k, base.MakeTrailer(0, base.KindSet), binary.BigEndian.AppendUint64(nil, 1<<32|(1028*e+4)))
@@ -357,10 +363,13 @@ func benchmarkSeekGE(b *testing.B, commonPrefix bool, restartInterval, enc int) 
 }
 
 func BenchmarkSeekGE(b *testing.B) {
-	b.Run("prefix=on", func(b *testing.B) { benchmarkSeekGE(b, true, 16, encPlain) })
-	b.Run("prefix=off", func(b *testing.B) { benchmarkSeekGE(b, false, 16, encPlain) })
+	b.Run("prefix=on", func(b *testing.B) { benchmarkSeekGE(b, true, 16, encPlain, 0) })
+	b.Run("prefix=off", func(b *testing.B) { benchmarkSeekGE(b, false, 16, encPlain, 0) })
 	for _, ri := range []int{16, 24, 32} {
-		b.Run(fmt.Sprintf("compact/restart=%d", ri), func(b *testing.B) { benchmarkSeekGE(b, true, ri, encCompact) })
+		b.Run(fmt.Sprintf("compact/restart=%d", ri), func(b *testing.B) { benchmarkSeekGE(b, true, ri, encCompact, 0) })
+	}
+	for _, n := range []uint64{5000, 1000, 100} {
+		b.Run(fmt.Sprintf("compact/restart=24/entries-per-ledger=%d", n), func(b *testing.B) { benchmarkSeekGE(b, true, 24, encCompact, n) })
 	}
 }
 
