@@ -21,6 +21,8 @@ func TestOptionsValidation(t *testing.T) {
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: 1.5}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: math.NaN()}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, FullAdmitOneIn: -1}, "FullAdmitOneIn"},
+		{Options{Capacity: 1 << 20, FullAdmitOneIn: MaxFullAdmitOneIn + 1}, "FullAdmitOneIn"},
+		{Options{Capacity: 1 << 20, FullAdmitOneIn: 1 << 32}, "FullAdmitOneIn"},
 	} {
 		_, err := New(tc.opts)
 		require.Error(t, err, "%+v", tc.opts)

@@ -15,6 +15,9 @@ const (
 	MaxNumShardBits = 16
 	// DefaultFullAdmitOneIn is used when Options.FullAdmitOneIn is 0.
 	DefaultFullAdmitOneIn = 4
+	// MaxFullAdmitOneIn bounds Options.FullAdmitOneIn (one admission in a
+	// billion misses is as good as none).
+	MaxFullAdmitOneIn = 1 << 30
 	// DefaultHighPriorityPoolRatio is used when
 	// Options.HighPriorityPoolRatio is 0.
 	DefaultHighPriorityPoolRatio = 0.5
@@ -82,8 +85,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.FullAdmitOneIn == 0:
 		o.FullAdmitOneIn = DefaultFullAdmitOneIn
-	case o.FullAdmitOneIn < 0:
-		return o, errors.Newf("cache: Options.FullAdmitOneIn must be >= 0, got %d", o.FullAdmitOneIn)
+	case o.FullAdmitOneIn < 0 || o.FullAdmitOneIn > MaxFullAdmitOneIn:
+		return o, errors.Newf("cache: Options.FullAdmitOneIn must be in [0, %d], got %d", MaxFullAdmitOneIn, o.FullAdmitOneIn)
 	}
 	if o.NumShardBits > MaxNumShardBits {
 		return o, errors.Newf("cache: Options.NumShardBits must be <= %d, got %d",

@@ -30,11 +30,15 @@ import "sync/atomic"
 //   - filterSavedNothing (−1): the key was present (or the filter answered
 //     "maybe"): the data block is read anyway.
 //
-// A lookup reads an uncached filter while the score is positive, so with
-// uncached data, filters are read while more than about 1 lookup in 17
-// finds its key absent, and with cached data, while more than half do.
-// Lookups whose filter block is in memory always use it and leave the
-// score alone, so the hit path never writes shared memory.
+// A lookup uses a filter (reading it if it is not in memory) only while
+// the score is positive, so with uncached data, filters are used while more
+// than about 1 lookup in 17 finds its key absent, and with cached data,
+// while more than half do. While the score is zero no lookup touches a
+// filter or writes the score, so the hit path of a table whose keys are
+// found writes no shared memory; filter partitions pinned while it was
+// positive are unpinned then. Lookups that use a filter in memory are
+// scored one in inMemorySampleMask+1 times, so that the score falls when
+// absent keys stop without a contended CAS per lookup.
 type filterUse struct {
 	score atomic.Int32
 }
@@ -45,8 +49,11 @@ const (
 	filterSavedSearch  = 1
 	filterSavedNothing = -1
 	// filterScoreMax bounds how long a burst of absent keys keeps filters
-	// in use once lookups find their keys again: 1024 lookups.
+	// in use once lookups find their keys again: 1024 scored lookups.
 	filterScoreMax = 1024
+	// inMemorySampleMask: one lookup in 8 that uses a filter in memory is
+	// scored.
+	inMemorySampleMask = 7
 )
 
 // worthReading reports whether an uncached filter block should be read.

@@ -2,6 +2,7 @@ package sstable
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"sync"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
@@ -66,7 +67,11 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 					stats.FilterNegatives++
 				}
 			}
-			if filter == filterLoaded {
+			if r.adaptiveFilters() && (filter == filterLoaded || rand.Uint32()&inMemorySampleMask == 0) {
+				// Lookups that use a filter in memory are scored too, so
+				// that the score falls back to zero when absent keys stop
+				// (one in inMemorySampleMask+1: they run while the score is
+				// positive, and a CAS per lookup would be contended).
 				saved := int32(filterSavedRead)
 				if may {
 					saved = filterSavedNothing // the data block is read next
@@ -128,8 +133,17 @@ const (
 // pinned partition by its ordinal) or by seeking the top-level filter
 // block, then in memory, or read from the file if filterUse says it pays.
 func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, filterState, error) {
-	if !r.filtersLoaded.Load() && r.skipColdFilter(stats) {
-		return blockRef{}, filterSkipped, nil // nothing to look for in memory
+	if r.adaptiveFilters() && !r.filterUse.worthReading() {
+		// This table's lookups find their keys: a filter, even one in
+		// memory, saves nothing. Filter partitions pinned during a burst
+		// of absent keys go back to the cache's budget.
+		if r.slotsPinned.Load() {
+			r.unpinFilterSlots()
+		}
+		if stats != nil {
+			stats.FilterSkips++
+		}
+		return blockRef{}, filterSkipped, nil
 	}
 	var h BlockHandle
 	slot := -1
@@ -161,10 +175,6 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 	if b, ok := r.cachedBlock(h, cache.KindFilter, stats, readPeek); ok {
 		return b, filterInMemory, nil
 	}
-	if r.skipColdFilter(stats) {
-		return blockRef{}, filterSkipped, nil
-	}
-	r.filtersLoaded.Store(true)
 	if slot >= 0 && r.roomToPin(int64(h.Length)) {
 		// Read it past the cache and pin it: lookups that need filters
 		// here find it without a cache lookup from now on.
@@ -178,16 +188,11 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 	return b, filterLoaded, err
 }
 
-// skipColdFilter reports (and counts) whether a lookup skips a filter
-// block that is not in memory.
-func (r *Reader) skipColdFilter(stats *Stats) bool {
-	if r.alwaysLoadFilters || r.filterUse.worthReading() {
-		return false
-	}
-	if stats != nil {
-		stats.FilterSkips++
-	}
-	return true
+// adaptiveFilters reports whether filterUse decides which filters lookups
+// use: not with AlwaysLoadFilters, nor when the table pinned all its
+// filter partitions at open.
+func (r *Reader) adaptiveFilters() bool {
+	return !r.alwaysLoadFilters && r.filterParts == nil
 }
 
 // partitionHandle seeks a top-level block for the handle of the partition

@@ -86,7 +86,6 @@ func (r *Reader) pinPartitions() error {
 			return errors.Newf("top-level filter block: %d partitions read, %d entries decoded", len(filterParts), len(search.handles))
 		}
 		r.filterSearch, r.filterParts = search, filterParts
-		r.filtersLoaded.Store(pinFilter)
 		total += search.size()
 		if !pinFilter {
 			r.filterSlots = make([]atomic.Pointer[[]byte], len(search.handles))
@@ -130,7 +129,28 @@ func (r *Reader) pinFilterPartition(i int, data []byte) bool {
 	r.filterSlots[i].Store(&data)
 	r.pinnedBytes.Add(n)
 	r.cache.AddPinned(n)
+	r.slotsPinned.Store(true)
 	return true
+}
+
+// unpinFilterSlots gives back the filter partitions pinned by
+// pinFilterPartition. Lookups still holding one keep a valid slice (the
+// garbage collector frees it).
+func (r *Reader) unpinFilterSlots() {
+	r.pinnedMu.Lock()
+	defer r.pinnedMu.Unlock()
+	if r.closed.Load() || !r.slotsPinned.Load() {
+		return
+	}
+	var n int64
+	for i := range r.filterSlots {
+		if p := r.filterSlots[i].Swap(nil); p != nil {
+			n += int64(len(*p))
+		}
+	}
+	r.pinnedBytes.Add(-n)
+	r.cache.AddPinned(-n)
+	r.slotsPinned.Store(false)
 }
 
 // roomToPin reports whether n more pinned bytes stay within the pinning

@@ -85,10 +85,8 @@ type Reader struct {
 	// unless alwaysLoadFilters.
 	filterUse         filterUse
 	alwaysLoadFilters bool
-	// filtersLoaded is set once any filter block of the table has been
-	// read (and so may be pinned or cached): until then a lookup that would
-	// skip an uncached filter need not look for one.
-	filtersLoaded atomic.Bool
+	// slotsPinned is set while some filterSlots entry is pinned.
+	slotsPinned atomic.Bool
 
 	closed atomic.Bool
 }
