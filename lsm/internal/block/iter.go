@@ -37,10 +37,6 @@ type Iter struct {
 
 	savedKey   []byte // SeekLT's scratch
 	savedValue []byte
-
-	// probes counts the restart keys seeks have compared (tests and
-	// benchmarks read it).
-	probes int
 }
 
 // Flags in the high bits of a block's restart count. Persisted: do not
@@ -376,6 +372,83 @@ func (it *Iter) stripPrefix(target []byte) ([]byte, int) {
 		return nil, -1
 	}
 	return nil, 1
+}
+
+// searchRestarts returns the index of the first restart point whose key is
+// >= the target (numRestarts if none).
+func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) {
+	// The invariant: restart points below lo are < the target, those at hi
+	// and above are >= it. Any probe inside [lo, hi) keeps it, so the
+	// probes may be guessed: keys of this workload are dense integers after
+	// the common prefix, and interpolating between the restart keys known
+	// to bracket the target finds its restart point in two or three probes
+	// where a binary search over hundreds of restarts takes eight or nine
+	// (each a likely cache miss). After a few guesses it falls back to
+	// halving, so adversarial keys cost at most a few extra probes.
+	lo, hi := 0, it.numRestarts
+	tv := keyValue(suffix)
+	var loV, hiV uint64 // values of restarts lo-1 and hi, when known
+	haveLo, haveHi := false, false
+	for guesses := 0; lo < hi; {
+		mid := int(uint(lo+hi) >> 1)
+		if guesses < 4 && hi-lo > 4 {
+			switch {
+			case !haveLo:
+				mid = lo
+			case !haveHi:
+				mid = hi - 1
+			case hiV > loV && tv >= loV && tv <= hiV:
+				span := float64(hi - lo + 1)
+				g := lo - 1 + int(float64(tv-loV)/float64(hiV-loV)*span)
+				mid = min(max(g, lo), hi-1)
+			}
+			guesses++
+		}
+		c, v, ok := it.compareRestartValue(mid, suffix, trailer)
+		if !ok {
+			return 0, it.corrupt(it.restart(mid))
+		}
+		if c < 0 {
+			lo, loV, haveLo = mid+1, v, true
+		} else {
+			hi, hiV, haveHi = mid, v, true
+		}
+	}
+	return lo, true
+}
+
+// keyValue reads the first 8 bytes of a key suffix as a big-endian number
+// (zero-padded): the position of the key for interpolation.
+func keyValue(suffix []byte) uint64 {
+	if len(suffix) >= 8 {
+		return binary.BigEndian.Uint64(suffix)
+	}
+	var b [8]byte
+	copy(b[:], suffix)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// compareRestartValue compares the key of restart point i with the target
+// suffix without copying the key out of the block, and returns the restart
+// key's keyValue. ok is false on malformed data.
+func (it *Iter) compareRestartValue(i int, suffix []byte, trailer base.Trailer) (c int, v uint64, ok bool) {
+	data := it.data[:it.restartsOff]
+	var unshared, t uint64
+	var p int
+	if it.shareValues {
+		_, unshared, _, _, t, p, ok = header5(data, it.restart(i))
+	} else {
+		_, unshared, _, t, p, ok = header(data, it.restart(i))
+	}
+	if !ok || unshared > uint64(len(data)-p) {
+		return 0, 0, false
+	}
+	key := data[p : p+int(unshared)]
+	v = keyValue(key)
+	if c := bytes.Compare(key, suffix); c != 0 {
+		return c, v, true
+	}
+	return base.CompareTrailers(base.Trailer(t), trailer), v, true
 }
 
 func (it *Iter) restartLimit(i int) int {
