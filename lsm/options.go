@@ -93,9 +93,9 @@ type Options struct {
 	// BloomBitsPerKey (filter_policy=rocksdb.BloomFilter:N:false). Default
 	// 10; negative disables filters.
 	BloomBitsPerKey int
-	// AlwaysLoadFilters makes point lookups read every filter block (full
-	// filter or partition) that is not in memory. By default a table reads
-	// an uncached filter block only while recent lookups show it saves data
+	// AlwaysLoadFilters makes point lookups use every filter block (full
+	// filter or partition), reading it if it is not in memory. By default a
+	// table uses its filter only while recent lookups show it saves data
 	// block reads, i.e. while enough looked-up keys are absent: lookups of
 	// keys that exist (almost all of a bookie's) skip it and leave the cache
 	// to data blocks. Like RocksDB's optimize_filters_for_hits, but decided

@@ -54,12 +54,7 @@ func TestColdFiltersFollowLookups(t *testing.T) {
 			fs, dir := tempFS(t)
 			path := filepath.Join(dir, "t.sst")
 			const ledgers, entries = 20, 5000
-			// Even entry ids only: the odd ones are absent keys spread over
-			// every data block, as a lookup of a missing entry would be.
-			kvs := entryLocationKVs(ledgers, entries)
-			for i := range kvs {
-				kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
-			}
+			kvs := evenEntryKVs(ledgers, entries)
 			writeTable(t, fs, path, WriterOptions{Layout: layout, BlockSize: 4096, Compression: CompressionNone}, kvs, nil)
 			rng := rand.New(rand.NewSource(3))
 			get := func(r *Reader, present bool, stats *Stats) {
@@ -136,10 +131,7 @@ func TestFilterPartitionsPinnedOnFirstRead(t *testing.T) {
 	fs, dir := tempFS(t)
 	path := filepath.Join(dir, "t.sst")
 	const ledgers, entries = 20, 2000
-	kvs := entryLocationKVs(ledgers, entries)
-	for i := range kvs {
-		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
-	}
+	kvs := evenEntryKVs(ledgers, entries)
 	props := writeTable(t, fs, path, WriterOptions{BlockSize: 4096, MetadataBlockSize: 512}, kvs, nil)
 	require.Greater(t, props.FilterPartitions, uint64(10))
 	c, err := cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: 2})
@@ -199,10 +191,7 @@ func TestFilterPartitionsPinnedOnFirstRead(t *testing.T) {
 // -race). Every answer must match the table's contents.
 func TestConcurrentLookupsWithFilterUse(t *testing.T) {
 	const ledgers, entries = 10, 3000
-	kvs := entryLocationKVs(ledgers, entries)
-	for i := range kvs {
-		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
-	}
+	kvs := evenEntryKVs(ledgers, entries)
 	for _, layout := range []Layout{LayoutPartitioned, LayoutFull} {
 		fs, dir := tempFS(t)
 		path := filepath.Join(dir, "t.sst")
@@ -258,10 +247,7 @@ func TestConcurrentLookupsWithFilterUse(t *testing.T) {
 // (pinned at open).
 func BenchmarkGetCached(b *testing.B) {
 	const ledgers, entries = 100, 2000
-	kvs := entryLocationKVs(ledgers, entries)
-	for i := range kvs {
-		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
-	}
+	kvs := evenEntryKVs(ledgers, entries)
 	fs, dir := tempFS(b)
 	path := filepath.Join(dir, "t.sst")
 	writeTable(b, fs, path, WriterOptions{Compression: CompressionNone}, kvs, nil)
@@ -297,4 +283,15 @@ func BenchmarkGetCached(b *testing.B) {
 		}
 		require.NoError(b, r.Close())
 	}
+}
+
+// evenEntryKVs is entryLocationKVs with even entry ids only: the odd ones
+// are absent keys spread over every data block, as lookups of missing
+// entries would be.
+func evenEntryKVs(ledgers, entries int) []kv {
+	kvs := entryLocationKVs(ledgers, entries)
+	for i := range kvs {
+		kvs[i].key.UserKey = entryKey(uint64(i/entries), uint64(2*(i%entries)))
+	}
+	return kvs
 }

@@ -41,8 +41,8 @@ func validateFilter(data []byte) error { return bloom.Validate(data) }
 // are not applied here; see RangeDeletions.
 //
 // The path: top-level filter index → filter partition (a negative answer
-// ends the lookup; an uncached partition may be skipped, see filter_use.go)
-// → top-level index → index partition → data block.
+// ends the lookup; skipped while the table's lookups find their keys, see
+// filter_use.go) → top-level index → index partition → data block.
 func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer base.Trailer, found bool, err error) {
 	if r.closed.Load() {
 		return dst, 0, false, errors.Wrapf(base.ErrClosed, "sstable: %s", r.name)
@@ -124,14 +124,15 @@ const (
 	filterNone     filterState = iota // the table has no filter
 	filterInMemory                    // pinned by the table or cached
 	filterLoaded                      // read from the file by this lookup
-	filterSkipped                     // not in memory and not worth reading (filterUse)
+	filterSkipped                     // not worth using (filterUse)
 	filterAbove                       // the key is above every partition: not in the table
 )
 
 // filterBlock returns the filter block (partition or full filter) that
-// covers userKey, found through the decoded top-level filter search (a
+// covers userKey while filterUse says filters pay (always with
+// AlwaysLoadFilters): found through the decoded top-level filter search (a
 // pinned partition by its ordinal) or by seeking the top-level filter
-// block, then in memory, or read from the file if filterUse says it pays.
+// block, then in memory or read from the file.
 func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, stats *Stats) (blockRef, filterState, error) {
 	if r.adaptiveFilters() && !r.filterUse.worthReading() {
 		// This table's lookups find their keys: a filter, even one in

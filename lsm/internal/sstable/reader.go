@@ -18,9 +18,9 @@ type ReaderOptions struct {
 	// Cache is the block cache; nil reads every block from the file
 	// (metadata blocks are then pinned by the reader, see readBlock).
 	Cache *cache.Cache
-	// AlwaysLoadFilters makes every point lookup read a filter block that
-	// is not in memory; by default a table reads them only while they pay
-	// for themselves (filter_use.go).
+	// AlwaysLoadFilters makes every point lookup use its filter block,
+	// reading it if it is not in memory; by default a table uses filters
+	// only while they pay for themselves (filter_use.go).
 	AlwaysLoadFilters bool
 }
 
@@ -81,8 +81,8 @@ type Reader struct {
 	hasPinned   atomic.Bool
 	pinnedBytes atomic.Int64
 
-	// filterUse decides whether lookups read uncached filter blocks,
-	// unless alwaysLoadFilters.
+	// filterUse decides whether lookups use filters, unless
+	// alwaysLoadFilters.
 	filterUse         filterUse
 	alwaysLoadFilters bool
 	// slotsPinned is set while some filterSlots entry is pinned.
@@ -220,15 +220,11 @@ func (r *Reader) readStored(h BlockHandle, stats *Stats, pooled bool) ([]byte, e
 	} else {
 		buf = make([]byte, n)
 	}
-	typ, err := r.readChecked(h, buf, stats)
+	raw, inBuf, err := r.readDecoded(h, buf, stats)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := decompressBlock(typ, buf[:h.Length])
-	if err != nil {
-		return nil, errors.Wrapf(err, "block at offset %d", h.Offset)
-	}
-	if pooled && typ == blockTypeNone {
+	if pooled && inBuf {
 		raw = append([]byte(nil), raw...)
 	}
 	return raw, nil
@@ -242,12 +238,13 @@ func (r *Reader) checkHandle(h BlockHandle) error {
 	return nil
 }
 
-// readChecked reads the block at h with its trailer into buf (of length
-// h.Length+blockTrailerSize), verifies its checksum and returns its
-// compression type.
-func (r *Reader) readChecked(h BlockHandle, buf []byte, stats *Stats) (byte, error) {
+// readDecoded reads the block at h with its trailer into buf (of length
+// h.Length+blockTrailerSize), verifies its checksum and decompresses it.
+// inBuf reports that the block was stored uncompressed and the result is
+// buf itself.
+func (r *Reader) readDecoded(h BlockHandle, buf []byte, stats *Stats) (data []byte, inBuf bool, err error) {
 	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
-		return 0, errors.Wrapf(err, "reading block at offset %d", h.Offset)
+		return nil, false, errors.Wrapf(err, "reading block at offset %d", h.Offset)
 	}
 	if stats != nil {
 		stats.BytesRead += int64(len(buf))
@@ -256,9 +253,12 @@ func (r *Reader) readChecked(h BlockHandle, buf []byte, stats *Stats) (byte, err
 	typ := buf[h.Length]
 	want := binary.LittleEndian.Uint32(buf[h.Length+1:])
 	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
-		return 0, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
+		return nil, false, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
 	}
-	return typ, nil
+	if data, err = decompressBlock(typ, stored); err != nil {
+		return nil, false, errors.Wrapf(err, "block at offset %d", h.Offset)
+	}
+	return data, typ == blockTypeNone, nil
 }
 
 // blockRef is a block in use: a cache handle to release, or (uncached) nil.
@@ -401,19 +401,13 @@ func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (bl
 		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
 	}
 	pb := getReadBuffer(int(h.Length + blockTrailerSize))
-	typ, err := r.readChecked(h, *pb, stats)
-	var data []byte
-	if err == nil {
-		if data, err = decompressBlock(typ, (*pb)[:h.Length]); err != nil {
-			err = errors.Wrapf(err, "block at offset %d", h.Offset)
-		}
-	}
+	data, inBuf, err := r.readDecoded(h, *pb, stats)
 	if err != nil {
 		putReadBuffer(pb)
 		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
 	}
 	ref := blockRef{data: data, fromFile: true}
-	if typ == blockTypeNone {
+	if inBuf {
 		ref.pooled = pb
 	} else {
 		putReadBuffer(pb)
