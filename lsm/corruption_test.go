@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )

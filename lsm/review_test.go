@@ -20,8 +20,8 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )

@@ -3,7 +3,7 @@ package lsm
 import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 

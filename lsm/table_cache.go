@@ -7,7 +7,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 

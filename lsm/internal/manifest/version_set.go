@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 

@@ -8,7 +8,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/block"
 	"github.com/bookie-index/bookie-index/lsm/internal/bloom"
 	"github.com/bookie-index/bookie-index/lsm/internal/crc"
-	"github.com/bookie-index/bookie-index/lsm/internal/vfs"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/pierrec/lz4/v4"
 )
