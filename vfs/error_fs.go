@@ -32,12 +32,14 @@ const (
 	OpClose
 	OpSize
 	OpLink
+	OpCreateExclusive
 	numOpKinds
 )
 
 var opKindNames = [numOpKinds]string{
 	"create", "open", "open-dir", "remove", "remove-all", "rename", "mkdir-all",
 	"list", "stat", "lock", "read", "write", "sync", "close", "size", "link",
+	"create-exclusive",
 }
 
 // String returns the kind's name as it appears in injected errors.
@@ -78,6 +80,13 @@ type Injector interface {
 // injected failure from a real one. The error's message names the operation
 // and its path, and it wraps whatever the Injector returned.
 var ErrInjected = errors.New("vfs: injected error")
+
+// ErrShortWrite, returned by an Injector for an OpWrite (or wrapped in what
+// it returns), makes the Write hand the first half of its bytes to the
+// inner file before failing, as a write that runs out of space part-way
+// does: the file is left with a torn tail that the writer did not account
+// for. Any other injected error fails a Write without writing anything.
+var ErrShortWrite = errors.New("vfs: short write")
 
 // InjectorFunc adapts a function to Injector.
 type InjectorFunc func(op Op) error
@@ -156,9 +165,10 @@ func (t *Toggle) MaybeError(op Op) error {
 
 // ErrorFS wraps an FS, and the Files and locks it returns, asking an
 // Injector before each operation whether it should fail. A failed operation
-// never reaches the inner FS, so a failed Write writes nothing, with one
-// exception: a failed Close still closes the inner file, as close(2) frees
-// the descriptor even when it reports an error.
+// never reaches the inner FS, so a failed Write writes nothing, with two
+// exceptions: a failed Close still closes the inner file, as close(2) frees
+// the descriptor even when it reports an error, and a Write failed with
+// ErrShortWrite writes half of its bytes.
 type ErrorFS struct {
 	inner FS
 	inj   Injector
@@ -215,6 +225,11 @@ func (fs *ErrorFS) close(name string, c io.Closer) error {
 // Create implements FS.
 func (fs *ErrorFS) Create(name string) (File, error) { return fs.open(OpCreate, name, fs.inner.Create) }
 
+// CreateExclusive implements FS.
+func (fs *ErrorFS) CreateExclusive(name string) (File, error) {
+	return fs.open(OpCreateExclusive, name, fs.inner.CreateExclusive)
+}
+
 // Open implements FS.
 func (fs *ErrorFS) Open(name string) (File, error) { return fs.open(OpOpen, name, fs.inner.Open) }
 
@@ -247,7 +262,6 @@ func (fs *ErrorFS) Rename(oldname, newname string) error {
 	return fs.inner.Rename(oldname, newname)
 }
 
-// MkdirAll implements FS.
 // Link implements FS.
 func (fs *ErrorFS) Link(oldname, newname string) error {
 	if err := fs.check(Op{Kind: OpLink, Path: oldname, NewPath: newname}); err != nil {
@@ -256,6 +270,7 @@ func (fs *ErrorFS) Link(oldname, newname string) error {
 	return fs.inner.Link(oldname, newname)
 }
 
+// MkdirAll implements FS.
 func (fs *ErrorFS) MkdirAll(dir string, perm os.FileMode) error {
 	if err := fs.check(Op{Kind: OpMkdirAll, Path: dir}); err != nil {
 		return err
@@ -314,7 +329,14 @@ func (f *errorFile) ReadAt(p []byte, off int64) (int, error) {
 
 func (f *errorFile) Write(p []byte) (int, error) {
 	if err := f.fs.check(Op{Kind: OpWrite, Path: f.name}); err != nil {
-		return 0, err
+		if !errors.Is(err, ErrShortWrite) {
+			return 0, err
+		}
+		n, werr := f.inner.Write(p[:len(p)/2])
+		if werr != nil {
+			return n, werr
+		}
+		return n, err
 	}
 	return f.inner.Write(p)
 }

@@ -53,22 +53,23 @@ func newTestMem(t *testing.T) *MemFS {
 // error and that the inner FS saw nothing of the failed call.
 func TestErrorFSEachOp(t *testing.T) {
 	opCases := map[OpKind]opCase{
-		OpCreate:    {"d/new", fsOp(func(fs FS) error { _, err := fs.Create("d/new"); return err })},
-		OpOpen:      {"d/f", fsOp(func(fs FS) error { _, err := fs.Open("d/f"); return err })},
-		OpOpenDir:   {"d", fsOp(func(fs FS) error { _, err := fs.OpenDir("d"); return err })},
-		OpRemove:    {"d/f", fsOp(func(fs FS) error { return fs.Remove("d/f") })},
-		OpRemoveAll: {"d", fsOp(func(fs FS) error { return fs.RemoveAll("d") })},
-		OpRename:    {"d/g", fsOp(func(fs FS) error { return fs.Rename("d/f", "d/g") })},
-		OpLink:      {"d/g", fsOp(func(fs FS) error { return fs.Link("d/f", "d/g") })},
-		OpMkdirAll:  {"e/e", fsOp(func(fs FS) error { return fs.MkdirAll("e/e", 0o755) })},
-		OpList:      {"d", fsOp(func(fs FS) error { _, err := fs.List("d"); return err })},
-		OpStat:      {"d/f", fsOp(func(fs FS) error { _, err := fs.Stat("d/f"); return err })},
-		OpLock:      {"d/LOCK", fsOp(func(fs FS) error { _, err := fs.Lock("d/LOCK"); return err })},
-		OpRead:      {"d/f", fileOp(openF, func(f File) error { _, err := f.ReadAt(make([]byte, 1), 0); return err })},
-		OpWrite:     {"d/w", fileOp(createW, func(f File) error { _, err := f.Write([]byte("abc")); return err })},
-		OpSync:      {"d/w", fileOp(createAndWriteW, File.Sync)},
-		OpClose:     {"d/f", fileOp(openF, File.Close)},
-		OpSize:      {"d/f", fileOp(openF, func(f File) error { _, err := f.Size(); return err })},
+		OpCreate:          {"d/new", fsOp(func(fs FS) error { _, err := fs.Create("d/new"); return err })},
+		OpCreateExclusive: {"d/new", fsOp(func(fs FS) error { _, err := fs.CreateExclusive("d/new"); return err })},
+		OpOpen:            {"d/f", fsOp(func(fs FS) error { _, err := fs.Open("d/f"); return err })},
+		OpOpenDir:         {"d", fsOp(func(fs FS) error { _, err := fs.OpenDir("d"); return err })},
+		OpRemove:          {"d/f", fsOp(func(fs FS) error { return fs.Remove("d/f") })},
+		OpRemoveAll:       {"d", fsOp(func(fs FS) error { return fs.RemoveAll("d") })},
+		OpRename:          {"d/g", fsOp(func(fs FS) error { return fs.Rename("d/f", "d/g") })},
+		OpLink:            {"d/g", fsOp(func(fs FS) error { return fs.Link("d/f", "d/g") })},
+		OpMkdirAll:        {"e/e", fsOp(func(fs FS) error { return fs.MkdirAll("e/e", 0o755) })},
+		OpList:            {"d", fsOp(func(fs FS) error { _, err := fs.List("d"); return err })},
+		OpStat:            {"d/f", fsOp(func(fs FS) error { _, err := fs.Stat("d/f"); return err })},
+		OpLock:            {"d/LOCK", fsOp(func(fs FS) error { _, err := fs.Lock("d/LOCK"); return err })},
+		OpRead:            {"d/f", fileOp(openF, func(f File) error { _, err := f.ReadAt(make([]byte, 1), 0); return err })},
+		OpWrite:           {"d/w", fileOp(createW, func(f File) error { _, err := f.Write([]byte("abc")); return err })},
+		OpSync:            {"d/w", fileOp(createAndWriteW, File.Sync)},
+		OpClose:           {"d/f", fileOp(openF, File.Close)},
+		OpSize:            {"d/f", fileOp(openF, func(f File) error { _, err := f.Size(); return err })},
 	}
 	for kind := range numOpKinds {
 		c, ok := opCases[kind]
@@ -247,6 +248,32 @@ func TestInjectorFunc(t *testing.T) {
 	require.ErrorIs(t, err, errDiskFull)
 	require.ErrorContains(t, err, `rename "CURRENT.tmp" -> "CURRENT"`)
 	require.NoError(t, efs.Rename("CURRENT.tmp", "CURRENT2"))
+}
+
+// TestErrorFSShortWrite: a Write failed with ErrShortWrite leaves half of
+// its bytes in the file, and the error says what failed.
+func TestErrorFSShortWrite(t *testing.T) {
+	mem := NewMem()
+	armed := true
+	efs := NewErrorFS(mem, InjectorFunc(func(op Op) error {
+		if op.Kind == OpWrite && armed {
+			armed = false
+			return ErrShortWrite
+		}
+		return nil
+	}))
+	f, err := efs.Create("log")
+	require.NoError(t, err)
+	n, err := f.Write([]byte("0123456789"))
+	require.ErrorIs(t, err, ErrShortWrite)
+	require.ErrorIs(t, err, ErrInjected)
+	require.ErrorContains(t, err, `write "log"`)
+	require.Equal(t, 5, n)
+	n, err = f.Write([]byte("abc"))
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.NoError(t, f.Close())
+	requireContents(t, mem, "log", "01234abc")
 }
 
 // TestErrorFSOverOS checks the wrapper on the operating system's FS.

@@ -172,6 +172,24 @@ func (fs *MemFS) Create(name string) (File, error) {
 	return &memFile{fs: fs, node: n, name: name}, nil
 }
 
+// CreateExclusive implements FS. Like O_EXCL it fails if name exists, as a
+// file or as a directory. The new name, like every creation, is durable
+// only once its directory is synced.
+func (fs *MemFS) CreateExclusive(name string) (File, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	dir, base, err := fs.lookupParentLocked(name)
+	if err != nil {
+		return nil, pathErr("create", name, err)
+	}
+	if dir.entries[base] != nil {
+		return nil, pathErr("create", name, syscall.EEXIST)
+	}
+	n := &memNode{}
+	dir.entries[base] = n
+	return &memFile{fs: fs, node: n, name: name}, nil
+}
+
 // Open implements FS. Like os.Open it also opens directories.
 func (fs *MemFS) Open(name string) (File, error) {
 	fs.mu.Lock()

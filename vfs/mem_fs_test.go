@@ -207,6 +207,45 @@ func TestMemErrors(t *testing.T) {
 	}
 }
 
+// TestMemCreateExclusive: CreateExclusive refuses every existing name, and
+// the name it creates is, like any other, durable once its directory is
+// synced.
+func TestMemCreateExclusive(t *testing.T) {
+	fs := NewMem()
+	require.NoError(t, fs.MkdirAll("d/sub", 0o755))
+	writeFile(t, fs, "d/f", "old", true)
+	for _, name := range []string{"d/f", "d/sub", "d"} {
+		_, err := fs.CreateExclusive(name)
+		require.ErrorIs(t, err, os.ErrExist, name)
+	}
+	_, err := fs.CreateExclusive("nodir/f")
+	require.ErrorIs(t, err, os.ErrNotExist)
+	requireContents(t, fs, "d/f", "old")
+
+	f, err := fs.CreateExclusive("d/new")
+	require.NoError(t, err)
+	_, err = f.Write([]byte("new"))
+	require.NoError(t, err)
+	got := make([]byte, 3)
+	_, err = f.ReadAt(got, 0)
+	require.NoError(t, err, "the file is open for reading too")
+	require.Equal(t, "new", string(got))
+	require.NoError(t, f.Sync())
+	requireMissing(t, fs.CrashClone(CrashOptions{}), "d/new")
+	syncDir(t, fs, "d")
+	requireContents(t, fs.CrashClone(CrashOptions{}), "d/new", "new")
+	require.NoError(t, f.Close())
+	_, err = fs.CreateExclusive("d/new")
+	require.ErrorIs(t, err, os.ErrExist)
+
+	// A removed name can be created again.
+	require.NoError(t, fs.Remove("d/new"))
+	f, err = fs.CreateExclusive("d/new")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	requireContents(t, fs, "d/new", "")
+}
+
 func TestMemRenameAndRemove(t *testing.T) {
 	fs := NewMem()
 	require.NoError(t, fs.MkdirAll("a", 0o755))
@@ -481,7 +520,8 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 	agree := func(what string, memErr, osErr error) bool {
 		t.Helper()
 		if (memErr == nil) != (osErr == nil) ||
-			errors.Is(memErr, os.ErrNotExist) != errors.Is(osErr, os.ErrNotExist) {
+			errors.Is(memErr, os.ErrNotExist) != errors.Is(osErr, os.ErrNotExist) ||
+			errors.Is(memErr, os.ErrExist) != errors.Is(osErr, os.ErrExist) {
 			t.Fatalf("%s: MemFS error %v, OS error %v\n%s", what, memErr, osErr, mem)
 		}
 		if memErr == nil {
@@ -498,9 +538,13 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 		case 1:
 			closeWriter()
 			p := randPath()
-			mf, memErr := mem.Create(p)
-			of, osErr := Default.Create(osName(p))
-			if agree("create "+p, memErr, osErr) {
+			create, memCreate, what := Default.Create, mem.Create, "create "
+			if rng.Intn(2) == 0 {
+				create, memCreate, what = Default.CreateExclusive, mem.CreateExclusive, "create-exclusive "
+			}
+			mf, memErr := memCreate(p)
+			of, osErr := create(osName(p))
+			if agree(what+p, memErr, osErr) {
 				memW, osW = mf, of
 			}
 		case 2, 3:
@@ -571,7 +615,7 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 		}
 	}
 	closeWriter()
-	for _, kind := range []string{"create", "write", "remove", "remove-all", "rename", "read", "stat", "list", "sync", "sync-dir"} {
+	for _, kind := range []string{"create", "create-exclusive", "write", "remove", "remove-all", "rename", "read", "stat", "list", "sync", "sync-dir"} {
 		require.NotZero(t, successes[kind], "no %s succeeded: the workload needs tuning (%v)", kind, successes)
 	}
 	compareTrees(t, mem, root, "")

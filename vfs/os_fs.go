@@ -32,6 +32,14 @@ func (osFS) Create(name string) (File, error) {
 	return osFile{f}, nil
 }
 
+func (osFS) CreateExclusive(name string) (File, error) {
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
 func (osFS) Open(name string) (File, error) {
 	f, err := os.Open(name)
 	if err != nil {

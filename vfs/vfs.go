@@ -28,6 +28,10 @@ type File interface {
 type FS interface {
 	// Create creates or truncates a file for writing (and reading).
 	Create(name string) (File, error)
+	// CreateExclusive creates a new file for writing (and reading) and
+	// fails, with an error matching os.ErrExist, if name exists: for files
+	// that must never be overwritten, such as entry logs (O_EXCL).
+	CreateExclusive(name string) (File, error)
 	// Open opens an existing file for reading.
 	Open(name string) (File, error)
 	// OpenDir opens a directory so that Sync makes renames, creations and
