@@ -10,6 +10,7 @@ import (
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -283,7 +284,7 @@ type tableSink struct {
 func (t *tableSink) add(e *locationEntry) error {
 	if t.w == nil {
 		path := filepath.Join(t.dir, fmt.Sprintf("table-%06d.sst", len(t.paths)))
-		w, err := lsm.CreateTable(path, t.opts)
+		w, err := lsm.CreateTable(vfs.Default, path, t.opts)
 		if err != nil {
 			return errors.Wrap(err, "bookie: rebuild")
 		}

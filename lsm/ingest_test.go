@@ -5,15 +5,28 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
 
 func writeIngestTable(t *testing.T, path string, ledger uint64, from, to uint64, tag byte) {
-	w, err := CreateTable(path, TableOptions{})
+	w, err := CreateTable(vfs.Default, path, TableOptions{})
 	require.NoError(t, err)
 	for e := from; e < to; e++ {
 		require.NoError(t, w.Set(entryKey(ledger, e), []byte{tag, byte(e)}))
+	}
+	_, err = w.Close()
+	require.NoError(t, err)
+}
+
+// writeTable writes a table of the given keys and values (in order) on fs.
+func writeTable(t *testing.T, fs FS, path string, kvs ...string) {
+	t.Helper()
+	w, err := CreateTable(fs, path, TableOptions{})
+	require.NoError(t, err)
+	for i := 0; i+1 < len(kvs); i += 2 {
+		require.NoError(t, w.Set([]byte(kvs[i]), []byte(kvs[i+1])))
 	}
 	_, err = w.Close()
 	require.NoError(t, err)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
-	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -64,21 +63,6 @@ func (a *inFlightApply) apply(t *testing.T) {
 func (a *inFlightApply) publish(t *testing.T) {
 	t.Helper()
 	require.NoError(t, a.d.publish(a.first, a.first+base.SeqNum(a.b.Count())-1))
-}
-
-// writeTableOn writes a table of sequence-number-0 sets (as CreateTable
-// does) on fs, which CreateTable cannot target.
-func writeTableOn(t *testing.T, fs FS, path string, kvs ...string) {
-	t.Helper()
-	f, err := fs.Create(path)
-	require.NoError(t, err)
-	w, err := sstable.NewWriter(f, path, sstable.WriterOptions{})
-	require.NoError(t, err)
-	for i := 0; i+1 < len(kvs); i += 2 {
-		require.NoError(t, w.Add(base.MakeInternalKey([]byte(kvs[i]), 0, base.KindSet), []byte(kvs[i+1])))
-	}
-	_, err = w.Close()
-	require.NoError(t, err)
 }
 
 func reviewSet(t *testing.T, d *DB, key, value string) {
@@ -172,7 +156,7 @@ func TestReviewIngestRacingCommitFlipsValue(t *testing.T) {
 	b.Set([]byte("k1"), []byte("batch"))
 	a := beginApply(t, d, &b) // committed (sequence number taken), not applied yet
 
-	writeTableOn(t, fs, "in.sst", "k1", "ingest", "k3", "ingest")
+	writeTable(t, fs, "in.sst", "k1", "ingest", "k3", "ingest")
 	done := make(chan error, 1)
 	go func() { done <- d.Ingest([]string{"in.sst"}) }()
 	// Ingest waits for the batch, which committed first, to be visible.
@@ -223,7 +207,7 @@ func TestReviewIngestDuringCompactionBreaksDB(t *testing.T) {
 
 	// ... and while it runs, a table in the gap between its inputs is
 	// ingested: the ingest waits for the compaction.
-	writeTableOn(t, fs, "in.sst", "m", "ingested")
+	writeTable(t, fs, "in.sst", "m", "ingested")
 	done := make(chan error, 1)
 	go func() { done <- d.Ingest([]string{"in.sst"}) }()
 	time.Sleep(20 * time.Millisecond)
@@ -253,8 +237,8 @@ func TestReviewFailedIngestLosesInputFiles(t *testing.T) {
 	reviewSet(t, d, "a", "1")
 	require.NoError(t, d.Flush())
 
-	writeTableOn(t, mem, "moved.sst", "m", "1")     // overlaps nothing: moved
-	writeTableOn(t, mem, "rewritten.sst", "a", "2") // overlaps "a": rewritten
+	writeTable(t, mem, "moved.sst", "m", "1")     // overlaps nothing: moved
+	writeTable(t, mem, "rewritten.sst", "a", "2") // overlaps "a": rewritten
 	toggle.On()
 	err = d.Ingest([]string{"moved.sst", "rewritten.sst"})
 	toggle.Off()
@@ -279,7 +263,7 @@ func TestReviewFailedIngestRewriteHangsWrites(t *testing.T) {
 	reviewSet(t, d, "a", "1")
 	require.NoError(t, d.Flush())
 
-	writeTableOn(t, mem, "in.tbl", "a", "2") // overlaps: rewritten into db/
+	writeTable(t, mem, "in.tbl", "a", "2") // overlaps: rewritten into db/
 	toggle.On()
 	err = d.Ingest([]string{"in.tbl"})
 	toggle.Off()
@@ -315,7 +299,7 @@ func TestReviewSnapshotSeesLaterIngest(t *testing.T) {
 	s, err := d.NewSnapshot()
 	require.NoError(t, err)
 	defer s.Close()
-	writeTableOn(t, fs, "in.sst", "m", "ingested")
+	writeTable(t, fs, "in.sst", "m", "ingested")
 	require.NoError(t, d.Ingest([]string{"in.sst"}))
 	require.Equal(t, "ingested", reviewGet(t, d, "m", nil))
 	require.Equal(t, "<not found>", reviewGet(t, d, "m", &ReadOptions{Snapshot: s}),

@@ -53,9 +53,10 @@ type TableWriter struct {
 	seq base.SeqNum
 }
 
-// CreateTable creates the table file at path.
-func CreateTable(path string, opts TableOptions) (*TableWriter, error) {
-	f, err := vfs.Default.Create(path)
+// CreateTable creates the table file at path on fs (vfs.Default for the
+// operating system's).
+func CreateTable(fs vfs.FS, path string, opts TableOptions) (*TableWriter, error) {
+	f, err := fs.Create(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "lsm: creating table %s", path)
 	}
@@ -83,9 +84,10 @@ type Table struct {
 	r *sstable.Reader
 }
 
-// OpenTable opens the table at path for reading, without a block cache.
-func OpenTable(path string) (*Table, error) {
-	f, err := vfs.Default.Open(path)
+// OpenTable opens the table at path on fs for reading, without a block
+// cache.
+func OpenTable(fs vfs.FS, path string) (*Table, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "lsm: opening table %s", path)
 	}

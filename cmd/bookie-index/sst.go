@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -129,7 +130,7 @@ func sstBuild(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("%v", err)
 	}
 	start := time.Now()
-	w, err := lsm.CreateTable(*out, opts)
+	w, err := lsm.CreateTable(vfs.Default, *out, opts)
 	if err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func openTableArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet
 	if _, err := os.Stat(pos[0]); err != nil {
 		return nil, "", errors.Newf("%s: no such file", pos[0])
 	}
-	t, err := lsm.OpenTable(pos[0])
+	t, err := lsm.OpenTable(vfs.Default, pos[0])
 	return t, pos[0], err
 }
 
