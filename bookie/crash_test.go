@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -39,16 +40,13 @@ func TestCrashBetweenEntryLogSyncAndIndexFlush(t *testing.T) {
 				require.NoError(t, s.AddEntry(l, e, payload(l, e, 1)))
 			}
 		}
-		var crashed *entrylog.MemFS
+		var crashed *vfs.MemFS
 		s.Dirs()[0].hooks.Store(&testHooks{afterEntryLogFlush: func() error {
-			crashed = env.logFS.CrashClone(newRand(seed))
+			crashed = env.crashClone(seed)
 			return errCrash
 		}})
 		require.ErrorIs(t, s.Checkpoint(), errCrash)
-		for _, d := range s.Dirs() {
-			d.abandon()
-		}
-		env.logFS = crashed
+		env.restartOn(s, crashed)
 		s = env.open(t)
 		for l := int64(1); l <= 3; l++ {
 			for e := int64(0); e < 50; e++ {
@@ -74,10 +72,13 @@ func TestCheckpointFaults(t *testing.T) {
 		name string
 		arm  func(env *testEnv, s *Storage, fire *bool)
 	}{
-		{"entry log write", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpWrite, fire) }},
-		{"entry log sync", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpSync, fire) }},
-		{"entry log create", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpCreate, fire) }},
-		{"directory sync", func(env *testEnv, _ *Storage, fire *bool) { env.logFault(entrylog.OpSyncDir, fire) }},
+		{"entry log write", func(env *testEnv, s *Storage, fire *bool) { env.logFault(s, vfs.OpWrite, false, fire) }},
+		{"entry log sync", func(env *testEnv, s *Storage, fire *bool) { env.logFault(s, vfs.OpSync, false, fire) }},
+		{"entry log create", func(env *testEnv, s *Storage, fire *bool) {
+			env.logFault(s, vfs.OpCreateExclusive, false, fire)
+		}},
+		{"lastId write", func(env *testEnv, s *Storage, fire *bool) { env.logFault(s, vfs.OpCreate, false, fire) }},
+		{"directory sync", func(env *testEnv, s *Storage, fire *bool) { env.logFault(s, vfs.OpSync, true, fire) }},
 		{"index flush", func(_ *testEnv, s *Storage, fire *bool) {
 			s.Dirs()[0].hooks.Store(&testHooks{afterEntryLogFlush: func() error {
 				if *fire {
@@ -126,14 +127,26 @@ func TestCheckpointFaults(t *testing.T) {
 	}
 }
 
-// logFault fails the first entry-log operation of kind once fire is set.
-func (e *testEnv) logFault(kind entrylog.OpKind, fire *bool) {
-	e.logFS.SetFault(func(op entrylog.Op) error {
-		if op.Kind == kind && *fire {
-			*fire = false
-			return errors.Newf("injected %s failure", kind)
+// logFault fails the first operation of kind on the entry logs of s's
+// first directory while fire is set: on the directory itself if dir is
+// set, else on a file in it (a log, lastId). The indexes, on the same FS
+// (under <dir>/locations and <dir>/ledgers), are left alone. A failed write
+// is a short one: it leaves half its bytes in the log.
+func (e *testEnv) logFault(s *Storage, kind vfs.OpKind, dir bool, fire *bool) {
+	logDir := s.Dirs()[0].LedgerDir()
+	e.setFault(func(op vfs.Op) error {
+		target := filepath.Dir(op.Path) == logDir
+		if dir {
+			target = op.Path == logDir
 		}
-		return nil
+		if op.Kind != kind || !target || !*fire {
+			return nil
+		}
+		*fire = false
+		if kind == vfs.OpWrite {
+			return errors.Wrapf(vfs.ErrShortWrite, "injected %s failure", kind)
+		}
+		return errors.Newf("injected %s failure", kind)
 	})
 }
 

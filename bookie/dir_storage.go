@@ -94,7 +94,7 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 			}
 		}
 	}()
-	d.entryLog, err = entrylog.Open(d.ledgerDir, &entrylog.Options{FS: opts.EntryLogFS, LogSizeLimit: opts.LogSizeLimit, Logger: opts.Logger})
+	d.entryLog, err = entrylog.Open(d.ledgerDir, &entrylog.Options{FS: opts.FS, LogSizeLimit: opts.LogSizeLimit, Logger: opts.Logger})
 	if err != nil {
 		return nil, errors.Wrapf(err, "bookie: opening the entry logs of %s", d.ledgerDir)
 	}

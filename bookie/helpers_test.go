@@ -2,34 +2,57 @@ package bookie
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
 
-// testEnv is a storage's file systems: the entry logs on an entrylog.MemFS
-// (which can crash), the indexes on an in-memory engine FS (whose writes
-// are all synced, so closing it is what a crash leaves).
+// testEnv is a storage's file system: one vfs.MemFS holds the entry logs
+// and both indexes (locations, ledgers) of every directory, so that crash
+// drops what none of them synced at one instant, as a power loss does. The
+// storage sees it through an ErrorFS, whose faults setFault chooses.
 type testEnv struct {
-	logFS   *entrylog.MemFS
-	indexFS lsm.FS
-	dirs    []string
+	mem  *vfs.MemFS
+	dirs []string
 	// tweak, if set, adjusts the options before each open.
 	tweak func(o *Options)
+
+	faultMu sync.Mutex
+	fault   func(op vfs.Op) error // guarded by faultMu
 }
 
 func newTestEnv(dirs ...string) *testEnv {
 	if len(dirs) == 0 {
 		dirs = []string{"/data/ledgers"}
 	}
-	return &testEnv{logFS: entrylog.NewMemFS(), indexFS: lsm.NewMemFS(), dirs: dirs}
+	return &testEnv{mem: vfs.NewMem(), dirs: dirs}
 }
 
-// options returns small, manual-checkpoint options on the env's FSs.
+// setFault makes fault decide, from now on, which operations of the
+// storage's file system fail; nil: none. It runs under a lock, from
+// whichever goroutine does the operation (the indexes' background work
+// too).
+func (e *testEnv) setFault(fault func(op vfs.Op) error) {
+	e.faultMu.Lock()
+	e.fault = fault
+	e.faultMu.Unlock()
+}
+
+func (e *testEnv) maybeFail(op vfs.Op) error {
+	e.faultMu.Lock()
+	defer e.faultMu.Unlock()
+	if e.fault == nil {
+		return nil
+	}
+	return e.fault(op)
+}
+
+// options returns small, manual-checkpoint options on the env's FS.
 func (e *testEnv) options() *Options {
 	o := &Options{
 		LedgerDirs:      e.dirs,
@@ -39,9 +62,9 @@ func (e *testEnv) options() *Options {
 		ReadCacheSize:   int64(len(e.dirs)) << 20,
 		MaxThrottleTime: 2 * time.Second,
 		LogSizeLimit:    64 << 10,
-		EntryLogFS:      e.logFS,
+		FS:              vfs.NewErrorFS(e.mem, vfs.InjectorFunc(e.maybeFail)),
 		Index: &entrylocation.Options{Engine: &lsm.Options{
-			FS: e.indexFS, WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10,
+			WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10,
 		}},
 		EnableStatistics: true,
 	}
@@ -58,22 +81,34 @@ func (e *testEnv) open(t testing.TB) *Storage {
 	return s
 }
 
-// crash abandons s as a power loss would: the entry logs keep what was
-// synced (and, with a seed, torn tails), the indexes what was committed.
-// It returns the storage reopened on what is left.
+// crashClone returns what a power loss now would leave of the whole
+// storage: every file its synced bytes (with a seed, plus a random part of
+// its unsynced appends: torn tails), every directory its synced names.
+func (e *testEnv) crashClone(seed int64) *vfs.MemFS {
+	if seed == 0 {
+		return e.mem.CrashClone(vfs.CrashOptions{})
+	}
+	return e.mem.CrashClone(vfs.CrashOptions{Rand: newRand(seed), KeepUnsyncedTail: true})
+}
+
+// crash abandons s as a power loss would: entry logs and indexes keep, at
+// the same instant, what they synced. It returns the storage reopened on
+// what is left.
 func (e *testEnv) crash(t testing.TB, s *Storage, seed int64) *Storage {
 	t.Helper()
-	var clone *entrylog.MemFS
-	if seed != 0 {
-		clone = e.logFS.CrashClone(newRand(seed))
-	} else {
-		clone = e.logFS.CrashClone(nil)
-	}
+	clone := e.crashClone(seed)
+	e.restartOn(s, clone)
+	return e.open(t)
+}
+
+// restartOn abandons s (its files, on the old FS, are no longer looked at)
+// and makes clone the env's FS, with no fault set.
+func (e *testEnv) restartOn(s *Storage, clone *vfs.MemFS) {
 	for _, d := range s.dirs {
 		d.abandon()
 	}
-	e.logFS = clone
-	return e.open(t)
+	e.setFault(nil)
+	e.mem = clone
 }
 
 func payload(ledgerID, entryID int64, version int) []byte {

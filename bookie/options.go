@@ -3,12 +3,14 @@ package bookie
 import (
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/conf"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -73,15 +75,19 @@ type Options struct {
 	// Default entrylog.MaxLogSizeLimit (1 GiB).
 	LogSizeLimit int64
 
+	// FS holds every file of the storage: the entry logs and both indexes
+	// of every directory, so that a crash or a failing disk hits them
+	// together, as it does a real bookie. Default vfs.Default (the
+	// operating system).
+	FS vfs.FS
 	// Index configures the entry location indexes; nil means
-	// entrylocation.DefaultOptions(). Its Engine.FS, if set, also holds the
-	// ledgers indexes.
+	// entrylocation.DefaultOptions(). Its Engine.FS must be unset,
+	// vfs.Default or FS: the index goes on FS.
 	Index *entrylocation.Options
 	// LedgersEngine configures the ledgers indexes' engine. Nil: small
-	// defaults (4 MiB memtables, an 8 MiB block cache) on Index's FS.
+	// defaults (4 MiB memtables, an 8 MiB block cache). Its FS, like
+	// Index's, must be unset, vfs.Default or FS.
 	LedgersEngine *lsm.Options
-	// EntryLogFS holds the entry logs. Default entrylog.OSFS.
-	EntryLogFS entrylog.FS
 	// EnableStatistics times add-entry and read-entry (enableStatistics);
 	// counts are always kept, and checkpoints are always timed.
 	EnableStatistics bool
@@ -176,8 +182,8 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.LogSizeLimit == 0 {
 		r.LogSizeLimit = entrylog.MaxLogSizeLimit
 	}
-	if r.EntryLogFS == nil {
-		r.EntryLogFS = entrylog.OSFS
+	if r.FS == nil {
+		r.FS = vfs.Default
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
@@ -193,18 +199,47 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.EnableStatistics {
 		r.indexOpts.EnableStatistics = true
 	}
-	var fs lsm.FS
+	// A copy: the caller's engine options are left as they are.
+	var engine lsm.Options
 	if r.indexOpts.Engine != nil {
-		fs = r.indexOpts.Engine.FS
+		engine = *r.indexOpts.Engine
+	} else {
+		engine = *lsm.DefaultOptions()
 	}
-	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, fs, r.Logger)
+	if err := useFS(&engine, r.FS, "Index.Engine.FS"); err != nil {
+		return nil, err
+	}
+	r.indexOpts.Engine = &engine
+	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, r.Logger)
+	if err := useFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// useFS puts the engine of o on fs, the storage's one file system. An
+// engine FS of its own is an error unless it is fs or vfs.Default, which
+// lsm.DefaultOptions fills in.
+func useFS(o *lsm.Options, fs vfs.FS, field string) error {
+	if o.FS != nil && !sameFS(o.FS, vfs.Default) && !sameFS(o.FS, fs) {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: %s is not the storage's file system: one FS holds the entry logs and the indexes; set Options.FS", field)
+	}
+	o.FS = fs
+	return nil
+}
+
+// sameFS reports whether a and b are the same file system, without the
+// panic of == on file systems of an incomparable type.
+func sameFS(a, b vfs.FS) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
 
 // ledgersEngineOptions returns the engine options of a ledgers index:
 // custom if set, else small ones (the index holds a record per ledger).
-// fs and logger fill the options' own when they have none.
-func ledgersEngineOptions(custom *lsm.Options, fs lsm.FS, logger *slog.Logger) lsm.Options {
+// logger fills the options' own when they have none; the caller sets the
+// FS.
+func ledgersEngineOptions(custom *lsm.Options, logger *slog.Logger) lsm.Options {
 	o := lsm.Options{
 		WriteBufferSize:      4 << 20,
 		TargetFileSizeBase:   4 << 20,
@@ -215,9 +250,6 @@ func ledgersEngineOptions(custom *lsm.Options, fs lsm.FS, logger *slog.Logger) l
 	}
 	if custom != nil {
 		o = *custom
-	}
-	if o.FS == nil {
-		o.FS = fs
 	}
 	if o.Logger == nil {
 		o.Logger = logger

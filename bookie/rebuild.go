@@ -27,15 +27,18 @@ type RebuildOptions struct {
 	// logs are in LedgerDir/current, the indexes in IndexDir/current.
 	// IndexDir defaults to LedgerDir.
 	LedgerDir, IndexDir string
+	// FS holds the entry logs and the indexes, as Options.FS does for the
+	// storage; the rebuild's temporary files (sorted runs, tables) go on
+	// it too. Default vfs.Default (the operating system).
+	FS vfs.FS
 	// Engine configures the new index (and the tables written for it);
-	// nil means lsm.DefaultOptions(). Its FS must be the operating
-	// system's: the tables are written with lsm.CreateTable.
+	// nil means lsm.DefaultOptions(). Its FS must be unset, vfs.Default
+	// or FS.
 	Engine *lsm.Options
 	// LedgersEngine configures the ledgers index's engine; nil, the
-	// storage's defaults.
+	// storage's defaults. Its FS, like Engine's, must be unset,
+	// vfs.Default or FS.
 	LedgersEngine *lsm.Options
-	// EntryLogFS holds the entry logs. Default entrylog.OSFS.
-	EntryLogFS entrylog.FS
 	// RunEntries bounds the locations sorted in memory at a time; more
 	// are sorted in runs spilled to files and merged. Default
 	// DefaultRebuildRunEntries.
@@ -103,8 +106,8 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	if o.LedgerDir == "" {
 		return nil, errors.Wrap(ErrInvalidArgument, "bookie: rebuild: no ledger directory")
 	}
-	if o.EntryLogFS == nil {
-		o.EntryLogFS = entrylog.OSFS
+	if o.FS == nil {
+		o.FS = vfs.Default
 	}
 	if o.RunEntries <= 0 {
 		o.RunEntries = DefaultRebuildRunEntries
@@ -119,14 +122,20 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	if o.Engine != nil {
 		engine = *o.Engine
 	}
+	if err := useFS(&engine, o.FS, "Engine.FS"); err != nil {
+		return nil, err
+	}
 	engine.EnsureDefaults()
-	ledgersOpts := ledgersEngineOptions(o.LedgersEngine, nil, o.Logger)
+	ledgersOpts := ledgersEngineOptions(o.LedgersEngine, o.Logger)
+	if err := useFS(&ledgersOpts, o.FS, "LedgersEngine.FS"); err != nil {
+		return nil, err
+	}
 
 	current := filepath.Join(o.IndexDir, "current")
 	logDir := filepath.Join(o.LedgerDir, "current")
 	res := &RebuildResult{LocationsPath: filepath.Join(current, "locations")}
 
-	if _, err := o.EntryLogFS.List(logDir); err != nil {
+	if _, err := o.FS.List(logDir); err != nil {
 		return nil, errors.Wrapf(err, "bookie: rebuild: no entry logs to read in %s", logDir)
 	}
 	// The ledgers index first: it says which ledgers to keep, and its
@@ -138,16 +147,20 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	defer ledgers.close()
 	active := ledgers.activeLedgers()
 	res.Ledgers = len(active)
-	ids, err := entrylog.ListLogs(o.EntryLogFS, logDir)
+	ids, err := entrylog.ListLogs(o.FS, logDir)
 	if err != nil {
 		return nil, err
 	}
 	res.Logs = len(ids)
 
 	stamp := o.Now()
-	if _, err := os.Stat(res.LocationsPath); err == nil {
+	if _, err := o.FS.Stat(res.LocationsPath); err == nil {
 		res.BackupPath = res.LocationsPath + ".BACKUP-" + stamp.Format(backupTimeLayout)
-		if err := os.Rename(res.LocationsPath, res.BackupPath); err != nil {
+		if err := o.FS.Rename(res.LocationsPath, res.BackupPath); err != nil {
+			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
+		}
+		// Durable before the new index is built in its place.
+		if err := syncDir(o.FS, current); err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		o.Logger.Info("moved the entry location index aside", "from", res.LocationsPath, "to", res.BackupPath)
@@ -168,10 +181,10 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 // is out of the way), filling res.
 func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, active map[int64]int64, ids []int64, logDir, current string, stamp, start time.Time) error {
 	tmpDir := filepath.Join(current, fmt.Sprintf("locations.rebuild-%d", stamp.UnixNano()))
-	if err := os.MkdirAll(tmpDir, 0o755); err != nil {
+	if err := o.FS.MkdirAll(tmpDir, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: rebuild")
 	}
-	defer os.RemoveAll(tmpDir)
+	defer o.FS.RemoveAll(tmpDir)
 
 	// Scan, in runs.
 	run := make([]locationEntry, 0, min(o.RunEntries, 1<<16))
@@ -179,7 +192,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	spill := func() error {
 		run = sortRun(run)
 		path := filepath.Join(tmpDir, fmt.Sprintf("run-%06d", len(runPaths)))
-		if err := writeRun(path, run); err != nil {
+		if err := writeRun(o.FS, path, run); err != nil {
 			return err
 		}
 		runPaths = append(runPaths, path)
@@ -187,7 +200,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 		return nil
 	}
 	for i, id := range ids {
-		scan, err := entrylog.Scan(o.EntryLogFS, filepath.Join(logDir, entrylog.LogFileName(id)), func(rec *entrylog.Record) error {
+		scan, err := entrylog.Scan(o.FS, filepath.Join(logDir, entrylog.LogFileName(id)), func(rec *entrylog.Record) error {
 			res.Records++
 			floor, ok := active[rec.LedgerID]
 			if !ok || rec.Location < floor {
@@ -214,7 +227,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 
 	// Write disjoint tables: straight from memory, or from the merge of
 	// the runs.
-	tw := &tableSink{dir: tmpDir, opts: tableOptionsOf(engine), target: uint64(engine.TargetFileSizeBase)}
+	tw := &tableSink{fs: o.FS, dir: tmpDir, opts: tableOptionsOf(engine), target: uint64(engine.TargetFileSizeBase)}
 	if len(runPaths) == 0 {
 		for _, e := range sortRun(run) {
 			if err := tw.add(&e); err != nil {
@@ -229,7 +242,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 			}
 		}
 		res.Runs = len(runPaths)
-		if err := mergeRuns(runPaths, tw.add); err != nil {
+		if err := mergeRuns(o.FS, runPaths, tw.add); err != nil {
 			tw.abort()
 			return err
 		}
@@ -271,6 +284,7 @@ func tableOptionsOf(e *lsm.Options) lsm.TableOptions {
 
 // tableSink writes sorted entries into tables of about target bytes.
 type tableSink struct {
+	fs      vfs.FS
 	dir     string
 	opts    lsm.TableOptions
 	target  uint64
@@ -284,7 +298,7 @@ type tableSink struct {
 func (t *tableSink) add(e *locationEntry) error {
 	if t.w == nil {
 		path := filepath.Join(t.dir, fmt.Sprintf("table-%06d.sst", len(t.paths)))
-		w, err := lsm.CreateTable(vfs.Default, path, t.opts)
+		w, err := lsm.CreateTable(t.fs, path, t.opts)
 		if err != nil {
 			return errors.Wrap(err, "bookie: rebuild")
 		}
@@ -327,4 +341,13 @@ func (t *tableSink) abort() {
 		_, _ = t.w.Close()
 		t.w = nil
 	}
+}
+
+// syncDir makes the renames in dir durable.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	return errors.CombineErrors(d.Sync(), d.Close())
 }

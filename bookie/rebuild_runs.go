@@ -6,9 +6,9 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"io"
-	"os"
 	"slices"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -53,9 +53,10 @@ func sortRun(run []locationEntry) []locationEntry {
 // big-endian words (a temporary file, removed after the rebuild).
 const runRecordSize = 24
 
-// writeRun spills a sorted run to path.
-func writeRun(path string, run []locationEntry) error {
-	f, err := os.Create(path)
+// writeRun spills a sorted run to path on fs. It is not synced: a run
+// lives only as long as the rebuild.
+func writeRun(fs vfs.FS, path string, run []locationEntry) error {
+	f, err := fs.Create(path)
 	if err != nil {
 		return errors.Wrap(err, "bookie: rebuild: creating a run file")
 	}
@@ -79,17 +80,23 @@ func writeRun(path string, run []locationEntry) error {
 
 // runReader reads a spilled run.
 type runReader struct {
-	f   *os.File
-	r   *bufio.Reader
-	cur locationEntry
+	path string
+	f    vfs.File
+	r    *bufio.Reader
+	cur  locationEntry
 }
 
-func openRun(path string) (*runReader, error) {
-	f, err := os.Open(path)
+func openRun(fs vfs.FS, path string) (*runReader, error) {
+	f, err := fs.Open(path)
 	if err != nil {
 		return nil, errors.Wrap(err, "bookie: rebuild: opening a run file")
 	}
-	return &runReader{f: f, r: bufio.NewReaderSize(f, 256<<10)}, nil
+	size, err := f.Size()
+	if err != nil {
+		_ = f.Close()
+		return nil, errors.Wrapf(err, "bookie: rebuild: opening %s", path)
+	}
+	return &runReader{path: path, f: f, r: bufio.NewReaderSize(io.NewSectionReader(f, 0, size), 256<<10)}, nil
 }
 
 // next reads the next entry; false at the end.
@@ -99,7 +106,7 @@ func (r *runReader) next() (bool, error) {
 		if err == io.EOF {
 			return false, nil
 		}
-		return false, errors.Wrapf(err, "bookie: rebuild: reading %s", r.f.Name())
+		return false, errors.Wrapf(err, "bookie: rebuild: reading %s", r.path)
 	}
 	r.cur = locationEntry{
 		ledgerID: int64(binary.BigEndian.Uint64(rec[0:])),
@@ -127,7 +134,7 @@ func (h *runHeap) Pop() any {
 // of an entry the one at the greatest location, and calls emit for each
 // entry. Runs overlap in keys (every log holds entries of many ledgers):
 // this merge is what makes the output tables disjoint.
-func mergeRuns(paths []string, emit func(e *locationEntry) error) error {
+func mergeRuns(fs vfs.FS, paths []string, emit func(e *locationEntry) error) error {
 	h := make(runHeap, 0, len(paths))
 	defer func() {
 		for _, r := range h {
@@ -135,7 +142,7 @@ func mergeRuns(paths []string, emit func(e *locationEntry) error) error {
 		}
 	}()
 	for _, p := range paths {
-		r, err := openRun(p)
+		r, err := openRun(fs, p)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
 
@@ -227,7 +228,9 @@ func TestRebuildAfterCrash(t *testing.T) {
 }
 
 func TestMergeRuns(t *testing.T) {
-	dir := t.TempDir()
+	fs := vfs.NewMem()
+	dir := "/runs"
+	require.NoError(t, fs.MkdirAll(dir, 0o755))
 	runs := [][]locationEntry{
 		{{1, 1, 10}, {1, 2, 11}, {2, 0, 12}},
 		{{1, 2, 30}, {1, -1, 31}, {3, 0, 32}},
@@ -237,11 +240,11 @@ func TestMergeRuns(t *testing.T) {
 	var paths []string
 	for i, r := range runs {
 		p := filepath.Join(dir, string(rune('a'+i)))
-		require.NoError(t, writeRun(p, sortRun(r)))
+		require.NoError(t, writeRun(fs, p, sortRun(r)))
 		paths = append(paths, p)
 	}
 	var got []locationEntry
-	require.NoError(t, mergeRuns(paths, func(e *locationEntry) error {
+	require.NoError(t, mergeRuns(fs, paths, func(e *locationEntry) error {
 		got = append(got, *e)
 		return nil
 	}))

@@ -7,6 +7,8 @@ import (
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -309,6 +311,40 @@ func TestBadArguments(t *testing.T) {
 	}
 }
 
+// TestOneFileSystem: Options.FS holds the entry logs and both indexes; an
+// engine FS of another file system is refused, for the storage and for a
+// rebuild; vfs.Default (which lsm.DefaultOptions fills in) gives way to FS,
+// and the caller's engine options are left as they were.
+func TestOneFileSystem(t *testing.T) {
+	mem := vfs.NewMem()
+	other := vfs.NewMem()
+	engine := lsm.DefaultOptions()
+	s, err := Open(&Options{LedgerDirs: []string{"/d"}, FS: mem, FlushInterval: -1, GCWaitTime: -1,
+		Index: &entrylocation.Options{Engine: engine}, LedgersEngine: &lsm.Options{FS: mem}})
+	require.NoError(t, err)
+	require.NoError(t, s.AddEntry(1, 0, []byte("x")))
+	require.NoError(t, s.Checkpoint())
+	require.NoError(t, s.Close())
+	require.Equal(t, vfs.Default, engine.FS, "the caller's options are not changed")
+	names, err := mem.List("/d/current")
+	require.NoError(t, err)
+	require.Equal(t, []string{"0.log", "lastId", "ledgers", "locations"}, names)
+
+	for _, o := range []*Options{
+		{Index: &entrylocation.Options{Engine: &lsm.Options{FS: other}}},
+		{LedgersEngine: &lsm.Options{FS: other}},
+	} {
+		o.LedgerDirs, o.FS = []string{"/d"}, mem
+		_, err := Open(o)
+		require.ErrorIs(t, err, ErrInvalidArgument)
+		require.ErrorContains(t, err, "set Options.FS")
+	}
+	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: "/d", FS: mem, Engine: &lsm.Options{FS: other}})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: "/d", FS: mem, LedgersEngine: &lsm.Options{FS: other}})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+}
+
 // TestThrottleAndReject: with the write cache full and the checkpoint
 // stuck, adds wait MaxThrottleTime and are rejected; once the checkpoint
 // goes on, waiting adds get in.
@@ -374,7 +410,7 @@ func TestMultipleDirectories(t *testing.T) {
 		m := d.Metrics()
 		require.Equal(t, int64(3), m.Ledgers, "dir %d", i)
 		require.Equal(t, int64(90), m.FlushEntries, "dir %d", i)
-		ids, err := entrylog.ListLogs(env.logFS, d.LedgerDir())
+		ids, err := entrylog.ListLogs(env.mem, d.LedgerDir())
 		require.NoError(t, err)
 		require.NotEmpty(t, ids)
 	}

@@ -11,8 +11,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
-	"github.com/bookie-index/bookie-index/entrylocation"
-	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -27,8 +26,7 @@ func storageService(t *testing.T, token string) (*Service, *bookie.Storage) {
 		GCWaitTime:     -1,
 		WriteCacheSize: 8 << 20,
 		ReadCacheSize:  2 << 20,
-		EntryLogFS:     entrylog.NewMemFS(),
-		Index:          &entrylocation.Options{Engine: &lsm.Options{FS: lsm.NewMemFS()}},
+		FS:             vfs.NewMem(),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })

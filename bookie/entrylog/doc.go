@@ -55,6 +55,16 @@
 // Scan stops there and reports it; reads never reach it, since no index
 // entry names it.
 //
+// # Files
+//
+// Every file operation goes through a vfs.FS (Options.FS; the operating
+// system's by default), the file system the engine uses too, so that the
+// bookie keeps its logs and its indexes on one FS: tests crash both at the
+// same instant on vfs.NewMem and fail chosen operations with
+// vfs.NewErrorFS. A log is created with CreateExclusive, so it is never
+// overwritten; lastId is replaced by a synced temporary file renamed over
+// it.
+//
 // # Concurrency
 //
 // A Logger is safe for concurrent use: writes are serialized, reads run in

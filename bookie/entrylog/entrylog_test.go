@@ -4,17 +4,19 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
 
 const testDir = "/ledgers/current"
 
-func openMem(t testing.TB, fs *MemFS, limit int64) *Logger {
+func openMem(t testing.TB, fs vfs.FS, limit int64) *Logger {
 	t.Helper()
 	l, err := Open(testDir, &Options{FS: fs, LogSizeLimit: limit, WriteBufferSize: 4 << 10})
 	require.NoError(t, err)
@@ -28,13 +30,37 @@ func payloadOf(ledgerID, entryID int64, size int) []byte {
 	return p
 }
 
+// fileSize returns the size of the file name.
+func fileSize(t testing.TB, fs vfs.FS, name string) int64 {
+	t.Helper()
+	fi, err := fs.Stat(name)
+	require.NoError(t, err)
+	return fi.Size()
+}
+
+// corrupt overwrites the bytes of name at offset with data, in place, as a
+// disk fault would (the file keeps its inode, so open readers see the
+// damage). The range must be inside the file.
+func corrupt(t testing.TB, fs vfs.FS, name string, offset int64, data []byte) {
+	t.Helper()
+	b := readAll(t, fs, name)
+	require.LessOrEqual(t, offset+int64(len(data)), int64(len(b)), "corrupting %s outside its %d bytes", name, len(b))
+	copy(b[offset:], data)
+	f, err := fs.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+}
+
 type written struct {
 	ledgerID, entryID, location int64
 	payload                     []byte
 }
 
 func TestRoundTripAndRotation(t *testing.T) {
-	fs := NewMemFS()
+	fs := vfs.NewMem()
 	l := openMem(t, fs, 16<<10)
 	rng := rand.New(rand.NewSource(1))
 	var all []written
@@ -66,8 +92,7 @@ func TestRoundTripAndRotation(t *testing.T) {
 	require.NotEqual(t, LocationLogID(all[99].location), LocationLogID(big))
 	require.NotEqual(t, LocationLogID(all[101].location), LocationLogID(big))
 	for _, id := range ids {
-		size, err := fs.Size(l.LogPath(id))
-		require.NoError(t, err)
+		size := fileSize(t, fs, l.LogPath(id))
 		if id != LocationLogID(big) {
 			require.LessOrEqual(t, size, int64(16<<10))
 		}
@@ -112,7 +137,7 @@ func TestRoundTripAndRotation(t *testing.T) {
 // TestBadLocations reads at every kind of wrong location: each is a clear
 // error, never a panic, and never the wrong payload.
 func TestBadLocations(t *testing.T) {
-	fs := NewMemFS()
+	fs := vfs.NewMem()
 	l := openMem(t, fs, 0)
 	var all []written
 	for e := range int64(50) {
@@ -150,8 +175,7 @@ func TestBadLocations(t *testing.T) {
 	}
 	// Every offset of the log: the right payload at the right location,
 	// an error elsewhere.
-	size, err := fs.Size(l.LogPath(0))
-	require.NoError(t, err)
+	size := fileSize(t, fs, l.LogPath(0))
 	good := map[int64]written{}
 	for _, w := range all {
 		good[w.location] = w
@@ -173,7 +197,7 @@ func TestBadLocations(t *testing.T) {
 	// Damage: a flipped payload byte is a checksum error, and Scan stops
 	// there.
 	w := all[20]
-	require.NoError(t, fs.Corrupt(l.LogPath(0), LocationOffset(w.location)+20+5, []byte{0xff ^ w.payload[5]}))
+	corrupt(t, fs, l.LogPath(0), LocationOffset(w.location)+20+5, []byte{0xff ^ w.payload[5]})
 	_, err = l.ReadEntry(w.ledgerID, w.entryID, w.location)
 	require.ErrorIs(t, err, ErrCorruption)
 	require.Contains(t, err.Error(), "checksum")
@@ -184,7 +208,7 @@ func TestBadLocations(t *testing.T) {
 	require.NoError(t, l.Close())
 
 	// A damaged header.
-	require.NoError(t, fs.Corrupt(l.LogPath(0), 0, []byte("XXXX")))
+	corrupt(t, fs, l.LogPath(0), 0, []byte("XXXX"))
 	_, err = Scan(fs, l.LogPath(0), func(*Record) error { return nil })
 	require.ErrorIs(t, err, ErrCorruption)
 	l2 := openMem(t, fs, 0)
@@ -195,12 +219,12 @@ func TestBadLocations(t *testing.T) {
 
 func TestOptionsAndNames(t *testing.T) {
 	for _, limit := range []int64{-1, 100, MaxLogSizeLimit + 1} {
-		_, err := Open(testDir, &Options{FS: NewMemFS(), LogSizeLimit: limit})
+		_, err := Open(testDir, &Options{FS: vfs.NewMem(), LogSizeLimit: limit})
 		require.ErrorIs(t, err, ErrInvalidArgument, "limit %d", limit)
 	}
-	_, err := Open(testDir, &Options{FS: NewMemFS(), WriteBufferSize: -1})
+	_, err := Open(testDir, &Options{FS: vfs.NewMem(), WriteBufferSize: -1})
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	l := openMem(t, NewMemFS(), 0)
+	l := openMem(t, vfs.NewMem(), 0)
 	_, err = l.AddEntry(1, 1, make([]byte, MaxPayloadSize+1))
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	require.NoError(t, l.Close())
@@ -225,7 +249,7 @@ func TestOptionsAndNames(t *testing.T) {
 // TestIDsNeverReused: a new Logger numbers its first log after every log
 // in the directory and after lastId, even when logs were removed.
 func TestIDsNeverReused(t *testing.T) {
-	fs := NewMemFS()
+	fs := vfs.NewMem()
 	l := openMem(t, fs, 0)
 	for range 3 {
 		_, err := l.AddEntry(1, 1, []byte("x"))
@@ -244,13 +268,36 @@ func TestIDsNeverReused(t *testing.T) {
 	require.NoError(t, l.Close())
 }
 
-// TestFaults injects a failure into each write and sync: the failing call
-// returns an error, the log is abandoned, and what was flushed before and
-// what is written again afterwards reads back.
+// TestFaults injects a failure into each write, sync, creation and rename
+// of the logs: the failing call returns an error, the log is abandoned, and
+// what was flushed before and what is written again afterwards reads back
+// after a crash. A failed write writes half its bytes first (a short write),
+// as a full disk would.
 func TestFaults(t *testing.T) {
-	for _, kind := range []OpKind{OpWrite, OpSync, OpSyncDir, OpCreate, OpRename} {
-		t.Run(string(kind), func(t *testing.T) {
-			fs := NewMemFS()
+	isDir := func(op vfs.Op) bool { return op.Path == testDir }
+	for _, tc := range []struct {
+		name    string
+		kind    vfs.OpKind
+		matches func(op vfs.Op) bool
+		err     error
+	}{
+		{"write", vfs.OpWrite, func(vfs.Op) bool { return true }, errors.Wrap(vfs.ErrShortWrite, "disk on fire")},
+		{"sync", vfs.OpSync, func(op vfs.Op) bool { return !isDir(op) }, errors.New("disk on fire")},
+		{"syncdir", vfs.OpSync, isDir, errors.New("disk on fire")},
+		{"create", vfs.OpCreate, func(vfs.Op) bool { return true }, errors.New("disk on fire")},
+		{"create-exclusive", vfs.OpCreateExclusive, func(vfs.Op) bool { return true }, errors.New("disk on fire")},
+		{"rename", vfs.OpRename, func(vfs.Op) bool { return true }, errors.New("disk on fire")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := vfs.NewMem()
+			armed := false
+			fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+				if armed && op.Kind == tc.kind && tc.matches(op) {
+					armed = false
+					return tc.err
+				}
+				return nil
+			}))
 			l := openMem(t, fs, 0)
 			var durable []written
 			add := func(l *Logger, e int64) (written, error) {
@@ -265,20 +312,15 @@ func TestFaults(t *testing.T) {
 			}
 			require.NoError(t, l.Flush())
 			// Fail the next operation of this kind, once.
-			armed := true
-			fs.SetFault(func(op Op) error {
-				if op.Kind == kind && armed {
-					armed = false
-					return errors.New("disk on fire")
-				}
-				return nil
-			})
+			armed = true
 			var pending []written
 			failed := false
-			if kind == OpCreate || kind == OpRename || kind == OpSyncDir {
+			if tc.kind != vfs.OpWrite && tc.name != "sync" {
 				// A new log is needed to hit these: rotate by closing.
+				armed = false
 				require.NoError(t, l.Close())
 				l = openMem(t, fs, 0)
+				armed = true
 			}
 			for e := int64(10); e < 20; e++ {
 				w, err := add(l, e)
@@ -294,18 +336,17 @@ func TestFaults(t *testing.T) {
 				failed = true
 			}
 			require.True(t, failed, "no failure seen")
-			if failed {
-				// The checkpoint failed: write everything again.
-				pending = pending[:0]
-				for e := int64(10); e < 20; e++ {
-					w, err := add(l, e)
-					require.NoError(t, err)
-					pending = append(pending, w)
-				}
-				require.NoError(t, l.Flush())
+			require.False(t, armed, "the fault fired")
+			// The checkpoint failed: write everything again.
+			pending = pending[:0]
+			for e := int64(10); e < 20; e++ {
+				w, err := add(l, e)
+				require.NoError(t, err)
+				pending = append(pending, w)
 			}
+			require.NoError(t, l.Flush())
 			durable = append(durable, pending...)
-			crashed := openMem(t, fs.CrashClone(nil), 0)
+			crashed := openMem(t, mem.CrashClone(vfs.CrashOptions{}), 0)
 			for _, w := range durable {
 				got, err := crashed.ReadEntry(w.ledgerID, w.entryID, w.location)
 				require.NoError(t, err, "entry %d", w.entryID)
@@ -323,7 +364,7 @@ func TestFaults(t *testing.T) {
 // record, in order, before any torn tail.
 func TestCrashModel(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
-	fs := NewMemFS()
+	fs := vfs.NewMem()
 	l := openMem(t, fs, 8<<10)
 	var durable, pending []written
 	next := map[int64]int64{}
@@ -342,7 +383,7 @@ func TestCrashModel(t *testing.T) {
 			durable = append(durable, pending...)
 			pending = pending[:0]
 		default:
-			fs = fs.CrashClone(rng)
+			fs = fs.CrashClone(vfs.CrashOptions{Rand: rng, KeepUnsyncedTail: true})
 			l = openMem(t, fs, 8<<10)
 			pending = pending[:0]
 			for _, w := range durable {
@@ -375,7 +416,7 @@ func TestCrashModel(t *testing.T) {
 // TestConcurrentReads reads flushed records while a writer appends and
 // flushes (run with -race).
 func TestConcurrentReads(t *testing.T) {
-	l := openMem(t, NewMemFS(), 32<<10)
+	l := openMem(t, vfs.NewMem(), 32<<10)
 	var mu sync.Mutex
 	var flushed []written
 	done := make(chan struct{})
@@ -443,7 +484,14 @@ func TestOSFS(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, w.payload, got)
 	}
-	_, err = OSFS.Create(l.LogPath(0))
-	require.Error(t, err, "Create never overwrites a log")
+	// A log is never overwritten: a file in the way of the next log fails
+	// the write and keeps its bytes.
+	next := LocationLogID(l.Position())
+	require.NoError(t, os.WriteFile(l.LogPath(next), []byte("precious"), 0o644))
+	_, err = l.AddEntry(2, 100, []byte("x"))
+	require.ErrorIs(t, err, os.ErrExist)
+	got, err := os.ReadFile(l.LogPath(next))
+	require.NoError(t, err)
+	require.Equal(t, "precious", string(got))
 	require.NoError(t, l.Close())
 }

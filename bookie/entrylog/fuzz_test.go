@@ -2,12 +2,14 @@ package entrylog
 
 import (
 	"testing"
+
+	"github.com/bookie-index/bookie-index/vfs"
 )
 
 // FuzzScan feeds arbitrary bytes to the entry log scanner as a log file:
 // it must stop with an error or a torn-tail report, never panic.
 func FuzzScan(f *testing.F) {
-	fs := NewMemFS()
+	fs := vfs.NewMem()
 	l, err := Open("seed", &Options{FS: fs})
 	if err != nil {
 		f.Fatal(err)
@@ -26,8 +28,8 @@ func FuzzScan(f *testing.F) {
 	f.Add(seed[:len(seed)-3])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fs := NewMemFS()
-		if err := fs.MkdirAll("d"); err != nil {
+		fs := vfs.NewMem()
+		if err := fs.MkdirAll("d", 0o755); err != nil {
 			t.Fatal(err)
 		}
 		w, err := fs.Create("d/0.log")
@@ -42,16 +44,16 @@ func FuzzScan(f *testing.F) {
 	})
 }
 
-func readAll(tb testing.TB, fs FS, path string) []byte {
-	size, err := fs.Size(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
+func readAll(tb testing.TB, fs vfs.FS, path string) []byte {
 	f, err := fs.Open(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		tb.Fatal(err)
+	}
 	b := make([]byte, size)
 	if _, err := f.ReadAt(b, 0); err != nil {
 		tb.Fatal(err)

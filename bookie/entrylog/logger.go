@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -22,8 +23,8 @@ const lastIDFileName = "lastId"
 
 // Options configure a Logger. Zero fields mean their defaults.
 type Options struct {
-	// FS holds the logs. Default OSFS.
-	FS FS
+	// FS holds the logs. Default vfs.Default (the operating system).
+	FS vfs.FS
 	// LogSizeLimit: a log that would grow past it is closed and the next
 	// record starts a new one (upstream's logSizeLimit). A record larger
 	// than the limit gets a log of its own. Default and maximum
@@ -39,7 +40,7 @@ type Options struct {
 func (o *Options) resolve() (Options, error) {
 	r := *o
 	if r.FS == nil {
-		r.FS = OSFS
+		r.FS = vfs.Default
 	}
 	if r.LogSizeLimit == 0 {
 		r.LogSizeLimit = MaxLogSizeLimit
@@ -63,7 +64,7 @@ func (o *Options) resolve() (Options, error) {
 // by location.
 type Logger struct {
 	dir  string
-	fs   FS
+	fs   vfs.FS
 	opts Options
 	log  *slog.Logger
 
@@ -90,7 +91,7 @@ type Logger struct {
 type writeLog struct {
 	id   int64
 	path string
-	f    File
+	f    vfs.File
 	buf  []byte
 	// offset is the log's size with the buffered bytes.
 	offset int64
@@ -102,7 +103,7 @@ type writeLog struct {
 // readLog is a log open for reading.
 type readLog struct {
 	id int64
-	f  File
+	f  vfs.File
 	// limit is the readable size: for the log being written, the bytes
 	// written to the file so far; for the others, their size.
 	limit atomic.Int64
@@ -120,7 +121,7 @@ func Open(dir string, opts *Options) (*Logger, error) {
 		return nil, err
 	}
 	l := &Logger{dir: dir, fs: o.FS, opts: o, log: o.Logger.With("dir", dir), readers: map[int64]*readLog{}}
-	if err := l.fs.MkdirAll(dir); err != nil {
+	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "entrylog: creating %s", dir)
 	}
 	ids, err := ListLogs(l.fs, dir)
@@ -164,7 +165,7 @@ func (l *Logger) readLastID() (int64, bool, error) {
 }
 
 // ListLogs returns the ids of the logs in dir, ascending.
-func ListLogs(fs FS, dir string) ([]int64, error) {
+func ListLogs(fs vfs.FS, dir string) ([]int64, error) {
 	names, err := fs.List(dir)
 	if err != nil {
 		return nil, errors.Wrapf(err, "entrylog: listing %s", dir)
@@ -250,7 +251,7 @@ func (l *Logger) flushLocked() error {
 		l.syncs.Add(1)
 	}
 	if l.mu.needDirSync {
-		if err := l.fs.SyncDir(l.dir); err != nil {
+		if err := syncDir(l.fs, l.dir); err != nil {
 			return errors.Wrapf(err, "entrylog: syncing directory %s", l.dir)
 		}
 		l.mu.needDirSync = false
@@ -293,7 +294,8 @@ func (l *Logger) newLogLocked() error {
 	// From here the id is used, whatever happens to the log.
 	l.mu.nextID++
 	path := l.LogPath(id)
-	f, err := l.fs.Create(path)
+	// Exclusive, so that a log is never overwritten.
+	f, err := l.fs.CreateExclusive(path)
 	if err != nil {
 		return errors.Wrapf(err, "entrylog: creating %s", path)
 	}
@@ -427,4 +429,37 @@ func (l *Logger) Metrics() Metrics {
 		WriteFailures: l.failures.Load(),
 		CurrentLogID:  l.CurrentLogID(),
 	}
+}
+
+// writeFileAtomically replaces name with data durably: a temporary file,
+// synced, renamed over name, and the directory synced.
+func writeFileAtomically(fs vfs.FS, name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = fs.Rename(tmp, name)
+	}
+	if err == nil {
+		err = syncDir(fs, filepath.Dir(name))
+	}
+	return err
+}
+
+// syncDir makes the creations, renames and removals in dir durable.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	return errors.CombineErrors(d.Sync(), d.Close())
 }

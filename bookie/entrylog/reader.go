@@ -29,16 +29,17 @@ func (l *Logger) reader(id int64) (*readLog, error) {
 		return nil, errors.Wrap(ErrClosed, "entrylog: read")
 	}
 	path := l.LogPath(id)
-	size, err := l.fs.Size(path)
+	f, err := l.fs.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Wrapf(ErrBadLocation, "entrylog: log %#x does not exist (%s)", id, path)
 	}
 	if err != nil {
-		return nil, errors.Wrapf(err, "entrylog: examining %s", path)
-	}
-	f, err := l.fs.Open(path)
-	if err != nil {
 		return nil, errors.Wrapf(err, "entrylog: opening %s", path)
+	}
+	size, err := f.Size()
+	if err != nil {
+		_ = f.Close()
+		return nil, errors.Wrapf(err, "entrylog: examining %s", path)
 	}
 	h := make([]byte, headerUsed)
 	if _, err := f.ReadAt(h, 0); err != nil {

@@ -4,6 +4,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -26,22 +27,23 @@ type ScanResult struct {
 // each; an error from fn stops the scan and is returned. It stops at the
 // first record that does not decode and reports it in the result's Tail
 // rather than failing: a crash leaves a torn record at the end of the log
-// that was being written. A bad header is an error.
-func Scan(fs FS, path string, fn func(rec *Record) error) (ScanResult, error) {
+// that was being written. A bad header is an error. A nil fs is the
+// operating system's.
+func Scan(fs vfs.FS, path string, fn func(rec *Record) error) (ScanResult, error) {
 	var res ScanResult
 	if fs == nil {
-		fs = OSFS
+		fs = vfs.Default
 	}
-	size, err := fs.Size(path)
-	if err != nil {
-		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
-	}
-	res.Size = size
 	f, err := fs.Open(path)
 	if err != nil {
 		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
 	}
 	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
+	}
+	res.Size = size
 	h := make([]byte, headerUsed)
 	if err := readFull(f, h, 0); err != nil {
 		return res, errors.Wrapf(err, "entrylog: %s: reading the header", path)
