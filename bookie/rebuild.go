@@ -184,7 +184,12 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	if err := o.FS.MkdirAll(tmpDir, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: rebuild")
 	}
-	defer o.FS.RemoveAll(tmpDir)
+	defer func() {
+		// Best effort: a leftover after a crash is only garbage.
+		if o.FS.RemoveAll(tmpDir) == nil {
+			_ = syncDir(o.FS, current)
+		}
+	}()
 
 	// Scan, in runs.
 	run := make([]locationEntry, 0, min(o.RunEntries, 1<<16))
