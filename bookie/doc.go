@@ -13,6 +13,13 @@
 //	<indexDir>/current/locations       entry location index (package entrylocation)
 //	<indexDir>/current/ledgers         ledgers index: a record per ledger (LedgerInfo)
 //
+// Every one of these files, of every directory, goes through one file
+// system, Options.FS (the operating system's by default; the engine
+// options' own FS must be unset or the same): a crash or a failing disk
+// hits the entry logs and the indexes that name their bytes together, and
+// the tests check the checkpoint protocol below against exactly that (one
+// vfs.NewMem crashed at one instant, vfs.NewErrorFS for faults).
+//
 // # Write path
 //
 // AddEntry copies the entry into the directory's write cache and returns:
@@ -86,7 +93,8 @@
 // when they do not fit in memory, the copy with the greatest location
 // winning), written as disjoint tables with lsm.CreateTable and ingested
 // into an empty index with DB.Ingest: the tables land in the last level
-// as they are.
+// as they are. Runs, tables and the new index go through the same file
+// system as the logs (RebuildOptions.FS).
 //
 // # Metrics
 //

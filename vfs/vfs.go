@@ -1,9 +1,15 @@
-// Package vfs is the file system interface every byte of the engine goes
-// through, so that tests can swap the operating system for an in-memory file
-// system that simulates crashes, or for one that injects errors.
+// Package vfs is the file system interface every byte of the storage goes
+// through: the engine's tables, WAL and MANIFEST (package lsm), and the
+// bookie's entry logs, indexes and rebuild files (package bookie), so that
+// tests can swap the operating system for an in-memory file system that
+// simulates crashes, or for one that injects errors.
 //
 // Implementations: Default (the operating system), NewMem (in memory, with
-// crash simulation) and NewErrorFS (wraps another FS and fails chosen calls).
+// crash simulation) and NewErrorFS (wraps another FS and fails chosen calls,
+// optionally with a short write). A bookie keeps all of its files on one FS,
+// so that one CrashClone of a MemFS is a power loss of the whole storage at
+// one instant: the entry logs and the indexes that name their bytes lose
+// their unsynced data together, as on a real machine.
 package vfs
 
 import (
