@@ -91,7 +91,10 @@ type Options struct {
 	// EnableStatistics times add-entry and read-entry (enableStatistics);
 	// counts are always kept, and checkpoints are always timed.
 	EnableStatistics bool
-	// Logger receives the storage's log lines. Default: discarded.
+	// Logger receives the storage's log lines and, where Index,
+	// Index.Engine or LedgersEngine have no logger of their own, those of
+	// the indexes and of every engine: one logger for the whole storage.
+	// Default: discarded.
 	Logger *slog.Logger
 }
 

@@ -45,7 +45,8 @@ type RebuildOptions struct {
 	RunEntries int
 	// Progress, if set, is called after each entry log.
 	Progress func(RebuildProgress)
-	// Logger receives warnings (torn logs). Default: discarded.
+	// Logger receives the rebuild's lines (torn logs) and, where their
+	// options have no logger, both engines'. Default: discarded.
 	Logger *slog.Logger
 	// Now names the backup. Default time.Now.
 	Now func() time.Time
@@ -126,6 +127,9 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 		return nil, err
 	}
 	engine.EnsureDefaults()
+	if engine.Logger == nil {
+		engine.Logger = o.Logger
+	}
 	ledgersOpts := ledgersEngineOptions(o.LedgersEngine, o.Logger)
 	if err := useFS(&ledgersOpts, o.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err

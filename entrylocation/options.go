@@ -34,7 +34,9 @@ type Options struct {
 	EnableStatistics bool
 
 	// Logger receives the index's log lines (purges, compactions) and, if
-	// Engine.Logger is nil, the engine's. Default: discarded.
+	// Engine.Logger is nil (as lsm.DefaultOptions and conf leave it), the
+	// engine's: one logger for the index and its engine. Default:
+	// discarded.
 	Logger *slog.Logger
 }
 
@@ -65,8 +67,8 @@ func (o *Options) resolve() (Options, *lsm.Options, error) {
 	} else {
 		engine = *lsm.DefaultOptions()
 	}
-	if engine.Logger == nil && o != nil && o.Logger != nil {
-		engine.Logger = o.Logger
+	if engine.Logger == nil {
+		engine.Logger = r.Logger
 	}
 	if r.EnableStatistics {
 		engine.EnableStatistics = true

@@ -30,6 +30,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o.Logger = dbLogger(o.Logger, dir)
 	if o.NumLevels > manifest.NumLevels {
 		return nil, errors.Newf("lsm: NumLevels %d is above the %d levels this version supports", o.NumLevels, manifest.NumLevels)
 	}

@@ -24,7 +24,9 @@ type Options struct {
 	// FS is the file system. Default: the operating system's.
 	FS FS
 	// Logger receives the engine's log lines (flushes, compactions,
-	// recovery). Default: discarded.
+	// recovery), each with db=<dir>. Nil: discarded. EnsureDefaults leaves
+	// it nil, so that a layer above (entrylocation, bookie) can tell "not
+	// set" from a choice and give the engine its own logger.
 	Logger *slog.Logger
 	// ReadOnly opens an existing DB without writing anything: no WAL,
 	// no flushes, no compactions, no recovery writes (for tools).
@@ -149,13 +151,11 @@ func DefaultOptions() *Options {
 	return o
 }
 
-// EnsureDefaults fills every zero field with its default and returns o.
+// EnsureDefaults fills every zero field but Logger with its default and
+// returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	setInt64 := func(p *int64, d int64) {
 		if *p == 0 {
