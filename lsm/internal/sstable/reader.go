@@ -104,7 +104,7 @@ func Open(f vfs.File, name string, opts ReaderOptions) (*Reader, error) {
 	}
 	if err := r.open(); err != nil {
 		r.releasePinned()
-		return nil, errors.Wrapf(err, "sstable: opening %s", name)
+		return nil, &OpenError{File: name, Err: err}
 	}
 	return r, nil
 }
@@ -387,7 +387,7 @@ func (r *Reader) loadBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]byte, error) {
 	data, err := r.readStored(h, stats, kind == cache.KindData && r.dataMostlyCompressed())
 	if err != nil {
-		return nil, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+		return nil, r.blockError(h, kind, err)
 	}
 	return data, r.checkBlock(h, kind, data, stats)
 }
@@ -398,13 +398,13 @@ func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]b
 // otherwise.
 func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (blockRef, error) {
 	if err := r.checkHandle(h); err != nil {
-		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+		return blockRef{}, r.blockError(h, kind, err)
 	}
 	pb := getReadBuffer(int(h.Length + blockTrailerSize))
 	data, inBuf, err := r.readDecoded(h, *pb, stats)
 	if err != nil {
 		putReadBuffer(pb)
-		return blockRef{}, errors.Wrapf(err, "sstable: %s: %s block", r.name, kind)
+		return blockRef{}, r.blockError(h, kind, err)
 	}
 	ref := blockRef{data: data, fromFile: true}
 	if inBuf {
@@ -419,6 +419,11 @@ func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (bl
 	return ref, nil
 }
 
+// blockError names the table and the block a read failed at.
+func (r *Reader) blockError(h BlockHandle, kind cache.Kind, err error) error {
+	return &BlockReadError{File: r.name, Kind: kind.String(), Offset: h.Offset, Err: err}
+}
+
 // checkBlock checks the structure of a block just read and counts the read.
 func (r *Reader) checkBlock(h BlockHandle, kind cache.Kind, data []byte, stats *Stats) error {
 	var err error
@@ -429,7 +434,7 @@ func (r *Reader) checkBlock(h BlockHandle, kind cache.Kind, data []byte, stats *
 		err = it.Init(data)
 	}
 	if err != nil {
-		return errors.Wrapf(err, "sstable: %s: %s block at offset %d", r.name, kind, h.Offset)
+		return r.blockError(h, kind, err)
 	}
 	if stats != nil {
 		switch kind {
