@@ -39,6 +39,16 @@ type Config struct {
 	// Default empty: no token is required.
 	HTTPServerAuthTokenFile string
 
+	// LogLevel (logLevel, ours): the lowest level the service and the
+	// offline tools log, one of debug, info, warn, error. At debug, errors
+	// are logged with their stack traces. A --log-level flag wins. Default
+	// empty: the command's own, info for serve and warn for the offline
+	// tools (whose progress lines the engine's would drown).
+	LogLevel string
+	// LogFormat (logFormat, ours): text (slog's key=value lines) or json
+	// (one object per line). A --log-format flag wins. Default text.
+	LogFormat string
+
 	// EntryLocationRocksdbConf (entryLocationRocksdbConf): the RocksDB
 	// OPTIONS file for the entry location index, used only if it exists
 	// ("config-file mode"); otherwise the dbStorage_rocksDB_* keys apply

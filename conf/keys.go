@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/logging"
 	"github.com/cockroachdb/errors"
 )
 
@@ -34,6 +35,9 @@ func keySpecs() []keySpec {
 		stringKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),
 		intKey("httpServerPort", "8080", 0, 65535, func(c *Config) *int { return &c.HTTPServerPort }),
 		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
+
+		choiceKey("logLevel", "", logging.Levels, func(c *Config) *string { return &c.LogLevel }),
+		choiceKey("logFormat", "text", logging.Formats, func(c *Config) *string { return &c.LogFormat }),
 
 		stringKey("entryLocationRocksdbConf", "conf/entry_location_rocksdb.conf", func(c *Config) *string { return &c.EntryLocationRocksdbConf }),
 		durationKey("entryLocationCompactionInterval", "-1", time.Second, func(c *Config) *time.Duration { return &c.EntryLocationCompactionInterval }),
@@ -162,6 +166,10 @@ func choiceKey(name, def string, choices []string, field func(*Config) *string) 
 		name: name,
 		def:  def,
 		decode: func(c *Config, value string) error {
+			if value == "" { // only when the default is empty
+				*field(c) = ""
+				return nil
+			}
 			for _, ch := range choices {
 				if ch == value {
 					*field(c) = value

@@ -51,6 +51,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		HTTPServerEnabled:               true,
 		HTTPServerHost:                  "127.0.0.1",
 		HTTPServerPort:                  8080,
+		LogFormat:                       "text",
 		EntryLocationRocksdbConf:        "conf/entry_location_rocksdb.conf",
 		EntryLocationCompactionInterval: -time.Second,
 		GCWaitTime:                      600 * time.Second,

@@ -40,8 +40,11 @@ func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEv
 		return errors.Wrap(err, "entry location options")
 	}
 	// The index's and engine's own lines would interleave with the
-	// progress lines; keep only their warnings.
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// progress lines; by default keep only their warnings.
+	log, err := newLogger(c, stderr, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
 	paths := c.LocationsPaths()
 	failed := 0
 	for i, path := range paths {

@@ -45,7 +45,7 @@ func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, n
 	if st, err := os.Stat(pos[0]); err != nil || !st.IsDir() {
 		return nil, nil, errors.Newf("%s: no such database directory", pos[0])
 	}
-	d, err := lsm.Open(pos[0], &lsm.Options{ReadOnly: true, BlockCacheSize: 64 << 20})
+	d, err := lsm.Open(pos[0], &lsm.Options{ReadOnly: true, BlockCacheSize: 64 << 20, Logger: toolLogger(stderr)})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,7 +32,10 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 	if err != nil {
 		return errors.Wrap(err, "entry location options")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log, err := newLogger(c, stderr, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
 	paths := c.LocationsPaths()
 	failed := 0
 	for i := range c.LedgerDirectories {

@@ -32,7 +32,7 @@ type configFlags struct {
 	overrides map[string]string
 }
 
-// register adds --conf and --set to fs.
+// register adds --conf, --set, --log-level and --log-format to fs.
 func (f *configFlags) register(fs *flag.FlagSet) {
 	f.overrides = map[string]string{}
 	fs.StringVar(&f.path, "conf", "", "bk_server.conf to read (default: the embedded one)")
@@ -44,6 +44,7 @@ func (f *configFlags) register(fs *flag.FlagSet) {
 		f.overrides[k] = v
 		return nil
 	})
+	f.registerLogFlags(fs)
 }
 
 // loadConfigCommand parses the arguments of a command that takes only
@@ -54,7 +55,7 @@ func loadConfigCommand(name, help string, args []string, stderr io.Writer) (*con
 	var cf configFlags
 	cf.register(fs)
 	fs.Usage = func() {
-		_, _ = io.WriteString(fs.Output(), "usage: bookie-index "+name+" [--conf FILE] [--set key=value ...]\n\n"+help+"\n\n")
+		_, _ = io.WriteString(fs.Output(), "usage: bookie-index "+name+" [--conf FILE] [--set key=value ...] [--log-level LEVEL] [--log-format text|json]\n\n"+help+"\n\n")
 		fs.PrintDefaults()
 	}
 	pos, err := parseFlags(fs, args, stderr)
@@ -97,7 +98,10 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
+	log, err := newLogger(c, stderr, slog.LevelInfo)
+	if err != nil {
+		return err
+	}
 	log.Info("bookie-index starting", "config", c.Source, "ledgerDirectories", strings.Join(c.LedgerDirectories, ","),
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
 
