@@ -66,7 +66,8 @@ func (l *Logger) reader(id int64) (*readLog, error) {
 func (l *Logger) ReadEntry(ledgerID, entryID, location int64) ([]byte, error) {
 	payload, err := l.readEntry(ledgerID, entryID, location)
 	if err != nil {
-		return nil, errors.Wrapf(err, "entrylog: entry %d of ledger %d at %s", entryID, ledgerID, FormatLocation(location))
+		err = errors.Wrapf(err, "entrylog: entry %d of ledger %d at %s", entryID, ledgerID, FormatLocation(location))
+		return nil, &RecordReadError{Path: l.LogPath(LocationLogID(location)), Location: location, Err: err}
 	}
 	return payload, nil
 }
