@@ -7,6 +7,11 @@
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
 //	bookie-index db      props|get|floor|scan|check     inspect a closed database
 //
+// serve, compact and rebuild also take --log-level debug|info|warn|error
+// and --log-format text|json (the logLevel and logFormat keys); their one
+// logger, on stderr, is the storage's, every index's and engine's (see
+// docs/operations.md, "Logs").
+//
 // Exit codes: 0 success, 1 the operation failed (a bad table, an I/O
 // error), 2 bad usage. Errors are one line on stderr.
 package main
