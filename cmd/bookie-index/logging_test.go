@@ -193,3 +193,34 @@ func TestCompactLog(t *testing.T) {
 	require.Equal(t, 1, code, errOut)
 	require.NotEmpty(t, linesWith(errOut, "level=INFO", "Starting entry location index compaction", "path="+s.locations[0]), errOut)
 }
+
+// TestRebuildLog: both engines of a rebuild log through its logger: the
+// ledgers index's (a torn WAL tail at open is a WARN naming it) and the new
+// locations index's (its ingestion, at info).
+func TestRebuildLog(t *testing.T) {
+	confPath, locations, ledgers := oneDirSetup(t)
+	serveWhile(t, []string{"--conf", confPath}, func(base string) {
+		for e := 0; e < 20; e++ {
+			code, body := request(t, http.MethodPut, fmt.Sprintf("%s/api/v1/ledger/entry?ledgerId=3&entryId=%d", base, e), "payload", "")
+			require.Equal(t, http.StatusOK, code, body)
+		}
+		code, body := request(t, http.MethodPut, base+"/api/v1/bookie/checkpoint", "", "")
+		require.Equal(t, http.StatusOK, code, body)
+	})
+	f, err := os.OpenFile(newestFile(t, ledgers, ".log"), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.Write([]byte{0xa5, 0x5a, 0xa5})
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	code, _, errOut := runCmd("rebuild", "--conf", confPath)
+	require.Equal(t, 0, code, errOut)
+	require.NotEmpty(t, linesWith(errOut, "level=WARN", "WAL", "db="+ledgers), errOut)
+	require.Contains(t, errOut, "20 entries of 1 ledgers")
+	require.NotContains(t, errOut, "level=INFO")
+	// The new locations index's engine: its ingestion of the rebuilt
+	// tables, at info.
+	code, _, errOut = runCmd("rebuild", "--conf", confPath, "--log-level", "info")
+	require.Equal(t, 0, code, errOut)
+	require.NotEmpty(t, linesWith(errOut, "level=INFO", "lsm: ingested tables", "db="+locations), errOut)
+}
