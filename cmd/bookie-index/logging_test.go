@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/stretchr/testify/require"
 )
 
@@ -128,8 +129,12 @@ func TestServeLog(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &m), "not one JSON object: %q", line)
 	}
 
-	// The replayed WAL was flushed to a table at open; damage one of its
-	// data blocks. Every read of the block fails; the log says so once.
+	// Flush the index's memtable to a table, and damage one of its data
+	// blocks. Every read of the block fails; the log says so once.
+	d, err := lsm.Open(locations, nil)
+	require.NoError(t, err)
+	require.NoError(t, d.Flush())
+	require.NoError(t, d.Close())
 	table := newestFile(t, locations, ".sst")
 	data, err := os.ReadFile(table)
 	require.NoError(t, err)
