@@ -36,8 +36,8 @@ func keySpecs() []keySpec {
 		intKey("httpServerPort", "8080", 0, 65535, func(c *Config) *int { return &c.HTTPServerPort }),
 		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
 
-		choiceKey("logLevel", "", logging.Levels, func(c *Config) *string { return &c.LogLevel }),
-		choiceKey("logFormat", "text", logging.Formats, func(c *Config) *string { return &c.LogFormat }),
+		choiceKey("logLevel", "", logging.Levels(), func(c *Config) *string { return &c.LogLevel }),
+		choiceKey("logFormat", "text", logging.Formats(), func(c *Config) *string { return &c.LogFormat }),
 
 		stringKey("entryLocationRocksdbConf", "conf/entry_location_rocksdb.conf", func(c *Config) *string { return &c.EntryLocationRocksdbConf }),
 		durationKey("entryLocationCompactionInterval", "-1", time.Second, func(c *Config) *time.Duration { return &c.EntryLocationCompactionInterval }),

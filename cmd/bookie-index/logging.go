@@ -14,7 +14,7 @@ import (
 // overrides of the logLevel and logFormat keys (so they win over the file
 // and the environment, as --set does); a bad value is a usage error.
 func (f *configFlags) registerLogFlags(fs *flag.FlagSet) {
-	fs.Func("log-level", "lowest level logged: "+strings.Join(logging.Levels, ", ")+
+	fs.Func("log-level", "lowest level logged: "+strings.Join(logging.Levels(), ", ")+
 		" (the logLevel key; default info for serve, warn for the offline tools). At debug, errors carry stack traces", func(v string) error {
 		if _, err := logging.ParseLevel(v); err != nil {
 			return err
@@ -22,7 +22,7 @@ func (f *configFlags) registerLogFlags(fs *flag.FlagSet) {
 		f.overrides["logLevel"] = strings.ToLower(strings.TrimSpace(v))
 		return nil
 	})
-	fs.Func("log-format", "log line format: "+strings.Join(logging.Formats, ", ")+" (the logFormat key; default text)", func(v string) error {
+	fs.Func("log-format", "log line format: "+strings.Join(logging.Formats(), ", ")+" (the logFormat key; default text)", func(v string) error {
 		if _, err := logging.ParseFormat(v); err != nil {
 			return err
 		}

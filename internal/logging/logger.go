@@ -21,11 +21,11 @@ const (
 	FormatJSON Format = "json"
 )
 
-// Levels and Formats are the accepted names, for usage lines and errors.
-var (
-	Levels  = []string{"debug", "info", "warn", "error"}
-	Formats = []string{string(FormatText), string(FormatJSON)}
-)
+// Levels returns the level names ParseLevel accepts, lowest first.
+func Levels() []string { return []string{"debug", "info", "warn", "error"} }
+
+// Formats returns the format names ParseFormat accepts.
+func Formats() []string { return []string{string(FormatText), string(FormatJSON)} }
 
 // DefaultRepeatInterval is how long repeats of a failure at one place are
 // held back.
@@ -99,7 +99,7 @@ func ParseLevel(s string) (slog.Level, error) {
 	case "error":
 		return slog.LevelError, nil
 	}
-	return 0, errors.Newf("log level %q is not one of %s", s, strings.Join(Levels, ", "))
+	return 0, errors.Newf("log level %q is not one of %s", s, strings.Join(Levels(), ", "))
 }
 
 // ParseFormat parses a format name: text or json.
@@ -108,5 +108,5 @@ func ParseFormat(s string) (Format, error) {
 	case FormatText, FormatJSON:
 		return f, nil
 	}
-	return "", errors.Newf("log format %q is not one of %s", s, strings.Join(Formats, ", "))
+	return "", errors.Newf("log format %q is not one of %s", s, strings.Join(Formats(), ", "))
 }

@@ -13,7 +13,7 @@ import (
 // request (internal/logging).
 type BlockReadError struct {
 	File   string
-	Kind   string // "data", "index", "filter"
+	Kind   string // "data", "index", "filter", "top-level"
 	Offset uint64
 	Err    error
 }
