@@ -9,12 +9,18 @@ import (
 	"testing"
 )
 
-// update is the -update flag of every test binary that uses this package.
-var update = flag.Bool("update", false, "rewrite the expected output of golden testdata files")
+// update and regenerate are flags of every test binary that uses this
+// package.
+var (
+	update     = flag.Bool("update", false, "rewrite the expected output of golden testdata files")
+	regenerate = flag.Bool("regenerate", false, "rewrite the committed version-1 fixture files (then run with -update and review the diff)")
+)
 
-// Updating reports whether -update was given: tests that also regenerate
-// committed fixture files follow it.
-func Updating() bool { return *update }
+// Regenerating reports whether -regenerate was given: tests whose fixtures
+// are committed files (a table, a WAL, a MANIFEST, an entry log written by
+// this version) rewrite them only then, so that an ordinary run always reads
+// the files an older build wrote.
+func Regenerating() bool { return *regenerate }
 
 // separator ends a case's input and starts its expected output.
 const separator = "----"

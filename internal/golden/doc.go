@@ -19,4 +19,8 @@
 //
 // Run a test with -update to rewrite the expected outputs of its files from
 // what the code produces now (then review the diff before committing).
+//
+// Committed fixture files (a version-1 table, WAL, MANIFEST, entry log) are
+// written by their generators only with -regenerate: an ordinary run reads
+// the committed bytes, so a reader change that breaks old files fails.
 package golden
