@@ -181,3 +181,11 @@ func Printable(b []byte) string {
 	}
 	return fmt.Sprintf("%q", b)
 }
+
+// Short is Printable for up to 32 bytes and a length above, for labels.
+func Short(b []byte) string {
+	if len(b) > 32 {
+		return fmt.Sprintf("(%d bytes)", len(b))
+	}
+	return Printable(b)
+}
