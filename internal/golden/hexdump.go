@@ -165,6 +165,9 @@ func (d *Dump) Uint(size int, order binary.ByteOrder, name string) uint64 {
 // String returns the dump, and a line for bytes left undumped.
 func (d *Dump) String() string {
 	lines := d.lines
+	if len(d.b) == 0 && len(lines) == 0 {
+		return "(no bytes)"
+	}
 	if !d.short && d.off < len(d.b) {
 		lines = append(lines, fmt.Sprintf("%6d  !! %d bytes not dumped", d.base+d.off, len(d.b)-d.off))
 	}
