@@ -3,8 +3,11 @@ package golden
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"strings"
 )
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Dump prints bytes as an annotated hex dump, one field per line:
 //
@@ -185,10 +188,11 @@ func Printable(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// Short is Printable for up to 32 bytes and a length above, for labels.
+// Short is Printable for up to 32 bytes; above, the length and the
+// CRC-32C of the bytes, which a listing compares as well as the bytes.
 func Short(b []byte) string {
 	if len(b) > 32 {
-		return fmt.Sprintf("(%d bytes)", len(b))
+		return fmt.Sprintf("(%d bytes, crc32c %08x)", len(b), crc32.Checksum(b, castagnoli))
 	}
 	return Printable(b)
 }
