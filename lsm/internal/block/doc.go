@@ -4,10 +4,15 @@
 //
 // Block layout (persisted, do not change):
 //
-//	+---------------------+---------+-----+-----------+---------------------+-------------+
-//	| common prefix P     | entry 0 | ... | entry n-1 | restart[0..r) u32LE | r uint32 LE |
-//	+---------------------+---------+-----+-----------+---------------------+-------------+
-//	^ offset 0            ^ offset len(P) = restart[0]
+//	+-----------------+---------+-----+-----------+-----------------------------+----------------+
+//	| common prefix P | entry 0 | ... | entry n-1 | restart[0..r) u16 or u32 LE | count u32 LE   |
+//	+-----------------+---------+-----+-----------+-----------------------------+----------------+
+//	^ offset 0        ^ offset len(P) = restart[0]
+//
+//	count: bits 0-28 r, the number of restart points
+//	       bit 29  compact entries may appear (only with bit 31)
+//	       bit 30  restart offsets are u16 (the entries end below 64 KiB), else u32
+//	       bit 31  entries share value prefixes (data blocks)
 //
 // The block's keys are internal keys (user key + trailer). The longest prefix
 // shared by the user keys of all entries is stored once, at offset 0, and
@@ -28,6 +33,13 @@
 // has shared >= len(P) > 0, shared = 0 identifies a restart entry. The
 // trailer (seqnum<<8 | kind) is a varint: seqnums are zeroed at the bottom of
 // the tree, where it costs one byte.
+//
+// With bit 31, an entry's valueLen is two fields, valueShared and
+// valueUnshared, and only the value's bytes not shared with the previous
+// value are stored; with bit 29 also set, an entry differing from the
+// previous one only in its last few key and value bytes is one header byte
+// 1vvvvkkk and those bytes (see Builder.CompactEntries). docs/format.md
+// gives every form byte by byte; testdata/block_format pins them.
 //
 // Seeks strip the target's prefix once: a target that does not start with P
 // is before or after every key, decided by one comparison; otherwise binary
