@@ -256,6 +256,8 @@ func describeV1DB(t *testing.T, d *DB) string {
 	}
 	if err := d.Check(); err != nil {
 		lines = append(lines, "check: "+err.Error())
+	} else {
+		lines = append(lines, "check: ok")
 	}
 	it, err := d.NewIter(nil)
 	require.NoError(t, err)
