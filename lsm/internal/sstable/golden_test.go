@@ -19,7 +19,8 @@ import (
 
 // TestTableFormat pins the table's frame with golden files: each case writes
 // a table from fixed input and prints its blocks with their 5-byte trailers,
-// the footer as an annotated hex dump (decoded here field by field, as
+// the entries of its index tiers (the separators the writer chose), the
+// footer as an annotated hex dump (decoded here field by field, as
 // docs/format.md gives it) and the properties block name by name. Rewrite
 // with -update and review the diff.
 //
@@ -135,6 +136,25 @@ func describeTable(t *testing.T, r *Reader, data []byte) string {
 		}
 		tr := data[b.Offset+b.Length:][:5]
 		fmt.Fprintf(&out, "  %-22s %d+%d  type %d  crc %08x\n", b.Kind, b.Offset, b.Length, tr[0], binary.LittleEndian.Uint32(tr[1:]))
+	}
+	out.WriteString("index and filter-index entries (separator → block handle):\n")
+	for _, b := range blocks {
+		switch b.Kind {
+		case "index", "top-level index", "top-level filter index":
+		default:
+			continue
+		}
+		fmt.Fprintf(&out, "  %s %d:\n", b.Kind, b.Offset)
+		raw, err := decompressBlock(data[b.Offset+b.Length], data[b.Offset:b.Offset+b.Length])
+		require.NoError(t, err)
+		var it block.Iter
+		require.NoError(t, it.Init(raw))
+		for ok := it.First(); ok; ok = it.Next() {
+			h, err := DecodeBlockHandle(it.Value())
+			require.NoError(t, err)
+			fmt.Fprintf(&out, "    %s #%s.%d → %d+%d\n", golden.Printable(it.UserKey()), it.Trailer().Kind(), it.Trailer().SeqNum(), h.Offset, h.Length)
+		}
+		require.NoError(t, it.Error())
 	}
 	out.WriteString("footer:\n")
 	out.WriteString(dumpFooter(data))
