@@ -156,6 +156,14 @@ func describeTable(t *testing.T, r *Reader, data []byte) string {
 		}
 		require.NoError(t, it.Error())
 	}
+	out.WriteString("range deletions (start #trailer → exclusive end):\n")
+	rd := r.footer.rangeDel
+	var it block.Iter
+	require.NoError(t, it.Init(data[rd.Offset:rd.Offset+rd.Length]))
+	for ok := it.First(); ok; ok = it.Next() {
+		fmt.Fprintf(&out, "  %s #%s.%d → %s\n", golden.Printable(it.UserKey()), it.Trailer().Kind(), it.Trailer().SeqNum(), golden.Printable(it.Value()))
+	}
+	require.NoError(t, it.Error())
 	out.WriteString("footer:\n")
 	out.WriteString(dumpFooter(data))
 	out.WriteString("\nproperties:\n")
