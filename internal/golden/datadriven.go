@@ -133,6 +133,10 @@ func Run(t *testing.T, path string, fn func(t *testing.T, c *Case) string) {
 	if !*update {
 		return
 	}
+	if t.Failed() {
+		t.Logf("%s: not rewritten: a case failed", path)
+		return
+	}
 	var b strings.Builder
 	next := 0
 	for i, c := range cases {
