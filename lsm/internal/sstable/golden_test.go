@@ -239,7 +239,8 @@ func describeProperties(t *testing.T, data []byte, h BlockHandle) string {
 const v1Table = "testdata/v1/table.sst"
 
 // writeV1Table writes v1Table: three ledgers of entry locations over small
-// blocks (several data blocks, index and filter partitions), a point
+// blocks (several data blocks, index and filter partitions; compact and
+// full entries), a point
 // tombstone, a range deletion, and text keys whose blocks are LZ4-compressed.
 func writeV1Table(t *testing.T) {
 	var kvs []kv
@@ -248,7 +249,13 @@ func writeV1Table(t *testing.T) {
 		for e := uint64(0); e < 40; e++ {
 			v := binary.BigEndian.AppendUint64(nil, loc)
 			loc += 37
-			kvs = append(kvs, kv{key: base.MakeInternalKey(entryKey(l, e), base.SeqNum(100+e), base.KindSet), value: v})
+			// Ledger 1 as at the bottom of the tree (seqnum 0: compact
+			// entries), the others with a seqnum per entry (full entries).
+			seq := base.SeqNum(100 + e)
+			if l == 1 {
+				seq = 0
+			}
+			kvs = append(kvs, kv{key: base.MakeInternalKey(entryKey(l, e), seq, base.KindSet), value: v})
 		}
 	}
 	// Entry 5 of ledger 2 deleted after it was written.
