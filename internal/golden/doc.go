@@ -23,4 +23,9 @@
 // Committed fixture files (a version-1 table, WAL, MANIFEST, entry log) are
 // written by their generators only with -regenerate: an ordinary run reads
 // the committed bytes, so a reader change that breaks old files fails.
+//
+// The package defines the -update and -regenerate flags of every test binary
+// that imports it, so such a package must not define them itself. Give them
+// per package (go test ./lsm/internal/block -run Format -update): a package
+// that does not import golden rejects them.
 package golden
