@@ -37,8 +37,8 @@ func v1Location(log, offset uint64) []byte {
 
 // writeV1DB writes v1DBDir: ledgers 1-3 compacted to the bottom level,
 // then a flushed L0 table with ledger 4, a point delete and a range delete
-// of ledger 2, then synced writes to ledger 5 and a delete left in the WAL
-// (Close does not flush).
+// of ledger 2, then synced writes to ledger 5, a delete and a batch that
+// spans log blocks, left in the WAL (Close does not flush).
 func writeV1DB(t *testing.T) {
 	dir := t.TempDir()
 	d, err := Open(dir, nil)
@@ -71,6 +71,14 @@ func writeV1DB(t *testing.T) {
 		}
 	})
 	apply(func(b *Batch) { b.Delete(v1Key(4, 0)) })
+	// A batch larger than a 32 KiB log block: first, middle and last chunks.
+	apply(func(b *Batch) {
+		big := make([]byte, 70000)
+		for i := range big {
+			big[i] = byte(i % 251)
+		}
+		b.Set(v1Key(6, 0), big)
+	})
 	require.NoError(t, d.Close())
 
 	require.NoError(t, os.RemoveAll(v1DBDir))
@@ -239,7 +247,7 @@ func describeV1Batch(rec []byte) string {
 		if kind == base.KindDelete {
 			lines = append(lines, fmt.Sprintf("%s %x", kind, key))
 		} else {
-			lines = append(lines, fmt.Sprintf("%s %x %x", kind, key, value))
+			lines = append(lines, fmt.Sprintf("%s %x %s", kind, key, golden.Short(value)))
 		}
 	}
 	return strings.Join(lines, "\n  ")
@@ -263,20 +271,20 @@ func describeV1DB(t *testing.T, d *DB) string {
 	require.NoError(t, err)
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		lines = append(lines, fmt.Sprintf("%x %x", it.Key(), it.Value()))
+		lines = append(lines, fmt.Sprintf("%x %s", it.Key(), golden.Short(it.Value())))
 		n++
 	}
 	require.NoError(t, it.Error())
 	require.NoError(t, it.Close())
 	lines = append(lines, fmt.Sprintf("%d keys", n))
-	for _, k := range [][]byte{v1Key(1, 5), v1Key(2, 7), v1Key(4, 0), v1Key(5, 4)} {
+	for _, k := range [][]byte{v1Key(1, 5), v1Key(2, 7), v1Key(4, 0), v1Key(5, 4), v1Key(6, 0)} {
 		v, err := d.Get(k)
 		if errors.Is(err, ErrNotFound) {
 			lines = append(lines, fmt.Sprintf("get %x: not found", k))
 		} else if err != nil {
 			lines = append(lines, fmt.Sprintf("get %x: %v", k, err))
 		} else {
-			lines = append(lines, fmt.Sprintf("get %x: %x", k, v))
+			lines = append(lines, fmt.Sprintf("get %x: %s", k, golden.Short(v)))
 		}
 	}
 	return strings.Join(lines, "\n")
