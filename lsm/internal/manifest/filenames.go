@@ -27,6 +27,10 @@ const (
 	// FileKindTemp is a file being written before a rename: NNNNNN.tmp.
 	// A temp file found when a database is opened is garbage.
 	FileKindTemp
+	// FileKindSyncedLength records how many bytes of the WAL or manifest
+	// with the same number were synced: NNNNNN.synced. WALs and
+	// manifests share one number space, so the number names one log.
+	FileKindSyncedLength
 )
 
 // String names the kind for messages.
@@ -44,6 +48,8 @@ func (k FileKind) String() string {
 		return "lock"
 	case FileKindTemp:
 		return "temp"
+	case FileKindSyncedLength:
+		return "synced-length"
 	}
 	return fmt.Sprintf("FileKind(%d)", uint8(k))
 }
@@ -65,6 +71,8 @@ func FileName(kind FileKind, fileNum uint64) string {
 		return "LOCK"
 	case FileKindTemp:
 		return fmt.Sprintf("%06d.tmp", fileNum)
+	case FileKindSyncedLength:
+		return fmt.Sprintf("%06d.synced", fileNum)
 	}
 	return fmt.Sprintf("unknown-%s-%06d", kind, fileNum)
 }
@@ -101,6 +109,8 @@ func ParseFileName(name string) (kind FileKind, fileNum uint64, ok bool) {
 			kind = FileKindLog
 		case ".tmp":
 			kind = FileKindTemp
+		case ".synced":
+			kind = FileKindSyncedLength
 		default:
 			return 0, 0, false
 		}

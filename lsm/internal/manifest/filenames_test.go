@@ -16,6 +16,7 @@ func TestFileNameRoundTrip(t *testing.T) {
 		{FileKindLog, 123456, "123456.log"},
 		{FileKindManifest, 1, "MANIFEST-000001"},
 		{FileKindTemp, 42, "000042.tmp"},
+		{FileKindSyncedLength, 9, "000009.synced"},
 		{FileKindTable, 1234567, "1234567.sst"},
 		{FileKindLog, 1<<64 - 1, "18446744073709551615.log"},
 		{FileKindCurrent, 0, "CURRENT"},

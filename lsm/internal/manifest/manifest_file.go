@@ -43,10 +43,23 @@ func Create(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 // could leave records behind a torn tail, where they would read as
 // corruption.
 //
-// A torn tail of the manifest (an edit whose LogAndApply never returned)
-// is dropped. A missing CURRENT gives an error matching os.ErrNotExist; a
-// missing manifest, a malformed CURRENT and damage inside the manifest give
+// Every edit is synced, and its synced length marked, before LogAndApply
+// returns (see the package documentation). Damage below the marked length
+// is corruption: Recover fails with an error marked base.ErrCorruption
+// naming the file and offset. Damage past it is the torn tail of an edit
+// whose LogAndApply never returned, and is dropped. Without a readable mark
+// (a database written before marks existed, or a lost or damaged mark
+// file) a damaged tail is dropped too, but the manifest does not prove
+// itself complete: see RecoveryInfo. A missing CURRENT gives an error
+// matching os.ErrNotExist; a missing manifest and a malformed CURRENT give
 // errors marked base.ErrCorruption that name the file.
+//
+// Table files no recovered version references are orphans. If the manifest
+// proves itself complete they are garbage (outputs of flushes and
+// compactions that never finished, or tables whose deletion a crash
+// interrupted) and are left for the engine to delete; otherwise Recover
+// moves them to lost/ before it writes the new manifest, so that the doubt
+// is not forgotten (RecoveryInfo.LostTables).
 func Recover(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 	manifestNum, err := readCurrent(fs, dir)
 	if err != nil {
@@ -61,8 +74,23 @@ func Recover(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 	vs.lastSeqNum.Store(uint64(state.lastSeqNum))
 	vs.mu.manifestFileNum = manifestNum
 	vs.install(state.version, state.logNumber)
+	vs.recovery = state.info
+	if vs.recovery.OrphanTables, err = orphanTables(fs, dir, state.version); err != nil {
+		return nil, err
+	}
 	if vs.opts.ReadOnly {
 		return vs, nil
+	}
+	if !vs.recovery.Complete {
+		var names []string
+		for _, num := range vs.recovery.OrphanTables {
+			names = append(names, FileName(FileKindTable, num))
+		}
+		if err := KeepInLost(fs, dir, names, false /* link */); err != nil {
+			return nil, err
+		}
+		vs.recovery.LostTables = vs.recovery.OrphanTables
+		vs.recovery.OrphanTables = nil
 	}
 	vs.writer.Lock()
 	defer vs.writer.Unlock()
@@ -73,9 +101,32 @@ func Recover(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 	return vs, nil
 }
 
-// removeLeftovers removes the manifests CURRENT does not name and temp
-// files, which crashes during rotation leave behind. It is best effort:
-// what it cannot remove now it removes at the next open.
+// orphanTables returns the numbers of the table files in dir that v does
+// not reference, in increasing order.
+func orphanTables(fs vfs.FS, dir string, v *Version) ([]uint64, error) {
+	names, err := fs.List(dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, "manifest: listing %s", dir)
+	}
+	live := map[uint64]bool{}
+	for level := range NumLevels {
+		for _, t := range v.levels[level] {
+			live[t.FileNum] = true
+		}
+	}
+	var orphans []uint64
+	for _, name := range names { // sorted, and numbers are zero-padded
+		if kind, num, ok := ParseFileName(name); ok && kind == FileKindTable && !live[num] {
+			orphans = append(orphans, num)
+		}
+	}
+	return orphans, nil
+}
+
+// removeLeftovers removes the manifests CURRENT does not name (with their
+// synced-length files) and temp files, which crashes during rotation leave
+// behind. It is best effort: what it cannot remove now it removes at the
+// next open.
 func (vs *VersionSet) removeLeftovers() {
 	names, err := vs.fs.List(vs.dir)
 	if err != nil {
@@ -87,6 +138,9 @@ func (vs *VersionSet) removeLeftovers() {
 		if ok && (kind == FileKindTemp || (kind == FileKindManifest && fileNum != current)) {
 			_ = vs.fs.Remove(FilePath(vs.dir, kind, fileNum))
 		}
+		if ok && kind == FileKindManifest && fileNum != current {
+			_ = vs.fs.Remove(FilePath(vs.dir, FileKindSyncedLength, fileNum))
+		}
 	}
 }
 
@@ -96,18 +150,29 @@ type manifestWriter struct {
 	file vfs.File
 	log  *record.Writer
 	buf  []byte // encoding buffer, reused
+	// syncedFile holds the synced-length marks of the manifest; synced
+	// writes them.
+	syncedFile vfs.File
+	synced     *record.SyncedLengthWriter
 }
 
-// createManifest creates a manifest holding snapshot, durably: the file is
-// synced, then the directory, so that CURRENT never names a manifest whose
-// directory entry could be lost.
+// createManifest creates a manifest holding snapshot, durably: the file and
+// its synced-length file are synced, then the directory, so that CURRENT
+// never names a manifest whose directory entry could be lost.
 func createManifest(fs vfs.FS, dir string, fileNum uint64, snapshot *VersionEdit) (*manifestWriter, error) {
 	path := FilePath(dir, FileKindManifest, fileNum)
+	syncedPath := FilePath(dir, FileKindSyncedLength, fileNum)
+	sf, err := fs.Create(syncedPath)
+	if err != nil {
+		return nil, errors.Wrapf(err, "manifest: creating %s", syncedPath)
+	}
 	f, err := fs.Create(path)
 	if err != nil {
+		_ = sf.Close()
 		return nil, errors.Wrapf(err, "manifest: creating %s", path)
 	}
-	m := &manifestWriter{path: path, file: f, log: record.NewWriter(f)}
+	m := &manifestWriter{path: path, file: f, log: record.NewWriter(f),
+		syncedFile: sf, synced: record.NewSyncedLengthWriter(sf)}
 	if err := m.append(snapshot); err != nil {
 		_ = m.close() // the error that matters is err
 		return nil, err
@@ -119,7 +184,10 @@ func createManifest(fs vfs.FS, dir string, fileNum uint64, snapshot *VersionEdit
 	return m, nil
 }
 
-// append writes e as one record and syncs it.
+// append writes e as one record, syncs it, and marks and syncs the synced
+// length. The mark is synced too (unlike the WAL's, which would double the
+// fsyncs of every synced write): an edit is rare, and a durable mark lets
+// recovery prove the manifest complete even after a power loss.
 func (m *manifestWriter) append(e *VersionEdit) error {
 	m.buf = e.Encode(m.buf[:0])
 	if _, err := m.log.WriteRecord(m.buf); err != nil {
@@ -131,6 +199,12 @@ func (m *manifestWriter) append(e *VersionEdit) error {
 	if err := m.file.Sync(); err != nil {
 		return errors.Wrapf(err, "manifest: syncing %s", m.path)
 	}
+	if err := m.synced.Mark(m.log.Size()); err != nil {
+		return errors.Wrapf(err, "manifest: marking the synced length of %s", m.path)
+	}
+	if err := m.syncedFile.Sync(); err != nil {
+		return errors.Wrapf(err, "manifest: syncing the synced length of %s", m.path)
+	}
 	return nil
 }
 
@@ -138,7 +212,11 @@ func (m *manifestWriter) append(e *VersionEdit) error {
 func (m *manifestWriter) size() int64 { return m.log.Size() }
 
 func (m *manifestWriter) close() error {
-	return errors.Wrapf(m.file.Close(), "manifest: closing %s", m.path)
+	err := m.file.Close()
+	if serr := m.syncedFile.Close(); err == nil {
+		err = serr
+	}
+	return errors.Wrapf(err, "manifest: closing %s", m.path)
 }
 
 // setCurrent makes CURRENT name the manifest fileNum, atomically and
@@ -222,7 +300,39 @@ type recoveredState struct {
 	logNumber   uint64
 	nextFileNum uint64
 	lastSeqNum  base.SeqNum
+	info        RecoveryInfo
 }
+
+// RecoveryInfo says what Recover found, for the engine's log lines and for
+// checks.
+type RecoveryInfo struct {
+	// Manifest is the path of the manifest replayed.
+	Manifest string
+	// SyncedLength is the manifest's last synced-length mark, if
+	// SyncedLengthKnown.
+	SyncedLength      int64
+	SyncedLengthKnown bool
+	// ValidLength is where the replayed edits end; TailBytes how many
+	// bytes after it were dropped as a torn tail (0: the manifest ended
+	// cleanly). TailProblem describes the first bad bytes of that tail.
+	ValidLength int64
+	TailBytes   int64
+	TailProblem string
+	// Complete is set when the manifest proves it holds every edit whose
+	// LogAndApply returned: its synced-length mark was readable and the
+	// edits replayed up to it. Orphan tables are then garbage.
+	Complete bool
+	// OrphanTables are the numbers of the table files no recovered
+	// version references, found in the directory (left there).
+	OrphanTables []uint64
+	// LostTables are the orphan tables Recover moved to lost/ because
+	// the manifest did not prove itself complete.
+	LostTables []uint64
+}
+
+// RecoveryInfo returns what Recover found (zero for a VersionSet that
+// Create made).
+func (vs *VersionSet) RecoveryInfo() RecoveryInfo { return vs.recovery }
 
 // replayManifest reads every edit of the manifest fileNum and applies them
 // in order to an empty version.
@@ -243,11 +353,18 @@ func replayManifest(fs vfs.FS, dir string, fileNum uint64) (recoveredState, erro
 		return st, errors.Wrapf(err, "manifest: reading %s", path)
 	}
 
+	st.info.Manifest = path
+	st.info.SyncedLength, st.info.SyncedLengthKnown, err = ReadSyncedLength(fs, dir, fileNum)
+	if err != nil {
+		return st, err
+	}
+
 	r := record.NewReader(io.NewSectionReader(f, 0, size))
 	b := newVersionBuilder(NewVersion())
 	var edit VersionEdit
 	edits := 0
 	for ; ; edits++ {
+		start := r.Offset()
 		rec, err := r.Next()
 		if err == io.EOF {
 			break
@@ -261,7 +378,7 @@ func replayManifest(fs vfs.FS, dir string, fileNum uint64) (recoveredState, erro
 		if err != nil {
 			// Record and decode errors are marked as corruption already;
 			// an I/O error stays unmarked.
-			return st, errors.Wrapf(err, "manifest: %s: edit %d", path, edits)
+			return st, errors.Wrapf(err, "manifest: %s: edit %d (at or after offset %d)", path, edits, start)
 		}
 		if edit.LogNumber != 0 {
 			st.logNumber = edit.LogNumber
@@ -273,6 +390,19 @@ func replayManifest(fs vfs.FS, dir string, fileNum uint64) (recoveredState, erro
 			st.lastSeqNum = edit.LastSeqNum
 		}
 	}
+	st.info.ValidLength = r.Offset()
+	if st.info.SyncedLengthKnown && st.info.ValidLength < st.info.SyncedLength {
+		// The bytes from ValidLength on were covered by a completed sync:
+		// no crash can have torn them.
+		return st, base.CorruptionErrorf(
+			"manifest: %s: corruption at offset %d, within the %d bytes a completed sync covered (edit %d)",
+			path, st.info.ValidLength, st.info.SyncedLength, edits)
+	}
+	if r.TornTail() {
+		st.info.TailBytes = size - st.info.ValidLength
+		st.info.TailProblem = r.TornTailProblem()
+	}
+	st.info.Complete = st.info.SyncedLengthKnown
 	if edits == 0 {
 		return st, base.CorruptionErrorf("manifest: %s holds no version edit", path)
 	}
@@ -287,4 +417,24 @@ func replayManifest(fs vfs.FS, dir string, fileNum uint64) (recoveredState, erro
 		}
 	}
 	return st, nil
+}
+
+// ReadSyncedLength reads the synced-length mark of the log fileNum (a WAL
+// or manifest) in dir. A missing file is no mark (ok=false), as is a
+// damaged one.
+func ReadSyncedLength(fs vfs.FS, dir string, fileNum uint64) (length int64, ok bool, err error) {
+	path := FilePath(dir, FileKindSyncedLength, fileNum)
+	f, err := fs.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, false, nil
+	} else if err != nil {
+		return 0, false, errors.Wrapf(err, "manifest: opening %s", path)
+	}
+	defer func() { _ = f.Close() }() // read only
+	size, err := f.Size()
+	if err != nil {
+		return 0, false, errors.Wrapf(err, "manifest: reading %s", path)
+	}
+	length, ok, err = record.ReadSyncedLength(f, size)
+	return length, ok, errors.Wrapf(err, "manifest: %s", path)
 }

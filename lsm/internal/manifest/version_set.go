@@ -46,6 +46,8 @@ type VersionSet struct {
 	fs   vfs.FS
 	dir  string
 	opts Options
+	// recovery is what Recover found; set before the VersionSet is shared.
+	recovery RecoveryInfo
 
 	// nextFileNum is the next file number to hand out; lastSeqNum the
 	// largest sequence number used (a base.SeqNum).
@@ -204,6 +206,7 @@ func (vs *VersionSet) rotateLocked(v *Version, logNumber uint64, lastSeqNum base
 	vs.mu.Unlock()
 	if oldFileNum != 0 {
 		_ = vs.fs.Remove(FilePath(vs.dir, FileKindManifest, oldFileNum))
+		_ = vs.fs.Remove(FilePath(vs.dir, FileKindSyncedLength, oldFileNum))
 	}
 	return nil
 }

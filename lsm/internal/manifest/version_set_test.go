@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"sync"
@@ -129,7 +130,7 @@ func TestCreateRecoverRoundTrip(t *testing.T) {
 	fs := newTestFS(t)
 	vs := mustCreate(t, fs, nil)
 	require.Equal(t, uint64(1), vs.ManifestFileNum())
-	require.Equal(t, []string{"CURRENT", "MANIFEST-000001"}, listDir(t, fs))
+	require.Equal(t, []string{"000001.synced", "CURRENT", "MANIFEST-000001"}, listDir(t, fs))
 	require.Equal(t, uint64(2), vs.NextFileNum())
 
 	w := &workload{rng: rand.New(rand.NewSource(5))}
@@ -391,9 +392,12 @@ type injectedOp struct {
 }
 
 // checkInjection fails every I/O operation of op in turn. Whenever op
-// fails, a crash must recover the state before op; whenever it succeeds, the
-// state after it.
+// succeeds, a crash must recover the state after it. Whenever it fails, the
+// state before it, or the state after it if the failure came once the edit
+// was durable (writing the synced-length mark after the manifest's Sync).
 func checkInjection(t *testing.T, opts *Options, op injectedOp) {
+	success := runWithInjection(t, math.MaxInt64, opts, op)
+	require.NoError(t, success.err)
 	failures := 0
 	for failAt := int64(0); ; failAt++ {
 		run := runWithInjection(t, failAt, opts, op)
@@ -412,6 +416,9 @@ func checkInjection(t *testing.T, opts *Options, op injectedOp) {
 		crashed := run.mem.CrashClone(vfs.CrashOptions{})
 		recovered, err := Recover(crashed, testDir, opts)
 		require.NoError(t, err, "failing op %d\n%s", failAt, run.mem)
+		if run.err != nil && stateString(recovered) == success.after {
+			want = success.after
+		}
 		checkRecovered(t, recovered, crashed, want)
 		require.NoError(t, recovered.Close())
 	}
@@ -558,20 +565,97 @@ func readFileSize(t *testing.T, fs vfs.FS, name string) int64 {
 	return info.Size()
 }
 
+// TestTornTailDropped cuts the last record short or appends garbage, with
+// the synced-length mark of the edit before the last: the last edit's
+// LogAndApply never returned (its mark was never written), so the damage is
+// a torn tail and the state before the edit comes back.
 func TestTornTailDropped(t *testing.T) {
 	fs, states, lastStart := manifestWithEdits(t, 10)
 	size := readFileSize(t, fs, "db/MANIFEST-000001")
+	dropLastMark := func(b []byte) []byte { return b[:len(b)-record.SyncedMarkSize] }
 	for cut := lastStart; cut < size; cut += max(1, (size-lastStart)/7) {
 		clone := fs.CrashClone(vfs.CrashOptions{})
 		rewriteFile(t, clone, "db/MANIFEST-000001", func(b []byte) []byte { return b[:cut] })
+		rewriteFile(t, clone, "db/000001.synced", dropLastMark)
 		vs := mustRecover(t, clone, nil)
 		require.Equal(t, states[len(states)-2], stateString(vs), "cut at %d of %d", cut, size)
+		info := vs.RecoveryInfo()
+		require.True(t, info.Complete)
+		require.Equal(t, lastStart, info.SyncedLength)
+		require.Equal(t, lastStart, info.ValidLength)
 		require.NoError(t, vs.Close())
 	}
 	// Garbage after the last record is a torn tail too.
 	rewriteFile(t, fs, "db/MANIFEST-000001", func(b []byte) []byte { return append(b, 0xde, 0xad, 0xbe, 0xef) })
 	vs := mustRecover(t, fs, nil)
 	require.Equal(t, states[len(states)-1], stateString(vs))
+	require.Equal(t, int64(4), vs.RecoveryInfo().TailBytes)
+	require.NoError(t, vs.Close())
+}
+
+// TestSyncedLastRecordDamaged flips a byte at the start, middle and end of
+// the last record, and cuts it short, with its mark in place: the edit was
+// synced, so Recover must fail naming the manifest and the offset, and
+// write nothing. The test fails on a reader that takes any bad tail for a
+// torn write.
+func TestSyncedLastRecordDamaged(t *testing.T) {
+	fs, _, lastStart := manifestWithEdits(t, 10)
+	size := readFileSize(t, fs, "db/MANIFEST-000001")
+	damages := map[string]func([]byte) []byte{
+		"flip start":  func(b []byte) []byte { b[lastStart] ^= 0x01; return b },
+		"flip middle": func(b []byte) []byte { b[(lastStart+size)/2] ^= 0x01; return b },
+		"flip end":    func(b []byte) []byte { b[size-1] ^= 0x01; return b },
+		"cut":         func(b []byte) []byte { return b[:size-3] },
+	}
+	for name, damage := range damages {
+		clone := fs.CrashClone(vfs.CrashOptions{})
+		rewriteFile(t, clone, "db/MANIFEST-000001", damage)
+		before := listDir(t, clone)
+		_, err := Recover(clone, testDir, nil)
+		require.Error(t, err, name)
+		require.True(t, errors.Is(err, base.ErrCorruption), "%s: %v", name, err)
+		require.ErrorContains(t, err, "db/MANIFEST-000001")
+		require.ErrorContains(t, err, fmt.Sprintf("corruption at offset %d, within the %d bytes", lastStart, size))
+		require.Equal(t, before, listDir(t, clone), name)
+	}
+}
+
+// TestNoMarkDropsTailWithoutProof removes the synced-length file: a damaged
+// last record is dropped as before marks existed, but the manifest does not
+// claim to be complete, and orphan tables go to lost/ instead of staying
+// for deletion.
+func TestNoMarkDropsTailWithoutProof(t *testing.T) {
+	fs, states, lastStart := manifestWithEdits(t, 10)
+	rewriteFile(t, fs, "db/MANIFEST-000001", func(b []byte) []byte { b[lastStart+3] ^= 0x01; return b })
+	require.NoError(t, fs.Remove("db/000001.synced"))
+	writeFile(t, fs, "db/999999.sst", []byte("orphan"))
+	vs := mustRecover(t, fs, nil)
+	require.Equal(t, states[len(states)-2], stateString(vs))
+	info := vs.RecoveryInfo()
+	require.False(t, info.Complete)
+	require.False(t, info.SyncedLengthKnown)
+	require.Equal(t, lastStart, info.ValidLength)
+	require.Greater(t, info.TailBytes, int64(0))
+	require.Contains(t, info.TailProblem, "checksum mismatch")
+	require.Equal(t, []uint64{999999}, info.LostTables)
+	require.Empty(t, info.OrphanTables)
+	require.NotContains(t, listDir(t, fs), "999999.sst")
+	names, err := ListLost(fs, testDir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"999999.sst"}, names)
+	require.NoError(t, vs.Close())
+}
+
+// TestOrphansOfCompleteManifestStay checks that with a complete manifest an
+// orphan table is reported and left where it is (the engine deletes it).
+func TestOrphansOfCompleteManifestStay(t *testing.T) {
+	fs, _, _ := manifestWithEdits(t, 3)
+	writeFile(t, fs, "db/999999.sst", []byte("orphan"))
+	vs := mustRecover(t, fs, nil)
+	info := vs.RecoveryInfo()
+	require.True(t, info.Complete)
+	require.Equal(t, []uint64{999999}, info.OrphanTables)
+	require.Contains(t, listDir(t, fs), "999999.sst")
 	require.NoError(t, vs.Close())
 }
 
@@ -587,7 +671,7 @@ func TestCorruptionNamesManifest(t *testing.T) {
 		require.True(t, errors.Is(err, base.ErrCorruption), "flipped byte %d: %v", off, err)
 		require.Contains(t, err.Error(), "db/MANIFEST-000001")
 		// Nothing was written: CURRENT still names the damaged manifest.
-		require.Equal(t, []string{"CURRENT", "MANIFEST-000001"}, listDir(t, clone))
+		require.Equal(t, []string{"000001.synced", "CURRENT", "MANIFEST-000001"}, listDir(t, clone))
 	}
 }
 
@@ -623,7 +707,8 @@ func TestRecoverErrors(t *testing.T) {
 		rewriteFile(t, fs, "db/MANIFEST-000001", func([]byte) []byte { return nil })
 		_, err := Recover(fs, testDir, nil)
 		require.True(t, errors.Is(err, base.ErrCorruption), "%v", err)
-		require.ErrorContains(t, err, "holds no version edit")
+		// The mark says the snapshot was synced: its loss is corruption.
+		require.ErrorContains(t, err, "corruption at offset 0, within the")
 	})
 	t.Run("edit that does not apply", func(t *testing.T) {
 		fs := newTestFS(t)
@@ -639,7 +724,8 @@ func TestRecoverErrors(t *testing.T) {
 		})
 		_, err := Recover(fs, testDir, nil)
 		require.True(t, errors.Is(err, base.ErrCorruption), "%v", err)
-		require.ErrorContains(t, err, "db/MANIFEST-000001: edit 1: manifest: deleted table 000077 is not in L3")
+		require.ErrorContains(t, err, "db/MANIFEST-000001: edit 1 (at or after offset ")
+		require.ErrorContains(t, err, "manifest: deleted table 000077 is not in L3")
 	})
 }
 
@@ -705,9 +791,12 @@ func TestRotationProtocol(t *testing.T) {
 	record.On()
 	require.NoError(t, vs.LogAndApply(&VersionEdit{NewTables: []NewTable{{0, table(2, "a", "b", 1)}}}))
 	require.Equal(t, []string{
+		`create "db/000003.synced"`,
 		`create "db/MANIFEST-000003"`,
 		`write "db/MANIFEST-000003"`,
 		`sync "db/MANIFEST-000003"`,
+		`write "db/000003.synced"`, // the synced-length mark
+		`sync "db/000003.synced"`,
 		`open-dir "db"`, `sync "db"`, `close "db"`,
 		`create "db/000003.tmp"`,
 		`write "db/000003.tmp"`,
@@ -716,7 +805,9 @@ func TestRotationProtocol(t *testing.T) {
 		`rename "db/000003.tmp" -> "db/CURRENT"`,
 		`open-dir "db"`, `sync "db"`, `close "db"`, // the commit point
 		`close "db/MANIFEST-000001"`,
+		`close "db/000001.synced"`,
 		`remove "db/MANIFEST-000001"`,
+		`remove "db/000001.synced"`,
 	}, ops)
 	require.NoError(t, vs.Close())
 }

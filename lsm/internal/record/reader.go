@@ -36,8 +36,10 @@ type Reader struct {
 	// validEnd is the offset just past the last chunk of the last complete
 	// record returned.
 	validEnd int64
-	// tornTail is set when the log ended at damage rather than cleanly.
-	tornTail bool
+	// tornTail is set when the log ended at damage rather than cleanly;
+	// tailProblem then describes the first bad bytes.
+	tornTail    bool
+	tailProblem string
 	// err is the sticky terminal result: io.EOF, corruption or an I/O error.
 	err error
 }
@@ -124,11 +126,21 @@ func (r *Reader) Next() ([]byte, error) {
 // at a clean end, including one followed by zero fill.
 func (r *Reader) TornTail() bool { return r.tornTail }
 
+// TornTailProblem describes the first bad bytes of a torn tail, with their
+// offset ("checksum mismatch (...) at offset 123"); empty unless TornTail.
+func (r *Reader) TornTailProblem() string { return r.tailProblem }
+
 // TornTailOffset returns the offset where the valid log ends: just past the
 // last chunk of the last complete record. Truncating the file there (or
 // continuing it with NewWriterAt) drops the torn tail. Meaningful once Next
 // has returned io.EOF.
 func (r *Reader) TornTailOffset() int64 { return r.validEnd }
+
+// Offset returns the offset just past the last chunk of the last complete
+// record Next returned (0 before the first): where the log's valid prefix
+// ends so far. A record that fails to decode after Next returned it starts
+// at or after this offset.
+func (r *Reader) Offset() int64 { return r.validEnd }
 
 // readBlock replaces the current block with the next one from the stream.
 // At the end of the stream it leaves an empty block and sets streamEnded.
@@ -173,6 +185,9 @@ func (r *Reader) damaged(inRecord bool, recordStart int64, status chunkStatus) e
 	// complete, and nothing after them was ever written. If they are all
 	// zeros and no record was cut short, the log simply ends here.
 	r.tornTail = inRecord || !allZero
+	if r.tornTail {
+		r.tailProblem = fmt.Sprintf("%s at offset %d", problem, badOffset)
+	}
 	return r.fail(io.EOF)
 }
 

@@ -17,6 +17,11 @@ type Options struct {
 	// Writer continues (block alignment depends on it). Zero, the default,
 	// starts a new log in an empty file.
 	StartOffset int64
+	// SyncedLength, if set, receives the log's length after every
+	// successful Sync, before the appends that Sync covered return. Recovery
+	// uses these marks to tell damage within synced bytes (corruption) from
+	// a torn tail (bytes no Sync covered). The Writer does not close it.
+	SyncedLength *record.SyncedLengthWriter
 }
 
 // Metrics is a point-in-time snapshot of a Writer's counters.
@@ -45,6 +50,9 @@ const maxRetainedBuffer = 1 << 20
 // documentation for the protocol.
 type Writer struct {
 	file vfs.File
+	// syncedLength is Options.SyncedLength; only the goroutine inside
+	// File.Sync (mu.syncing) uses it.
+	syncedLength *record.SyncedLengthWriter
 
 	// mu guards everything below. Append and Close release it around
 	// File.Write and File.Sync (see writeLocked and syncLocked).
@@ -63,6 +71,12 @@ type Writer struct {
 		appended uint64 // encoded into pending (or written)
 		written  uint64 // handed to File.Write successfully
 		synced   uint64 // covered by a successful File.Sync
+
+		// writtenOffset is the log offset just past the last byte handed
+		// to File.Write successfully (Options.StartOffset at first).
+		writtenOffset int64
+		// markedOffset is the last length given to syncedLength.
+		markedOffset int64
 
 		writing bool // a goroutine is inside File.Write
 		syncing bool // a goroutine is inside File.Sync
@@ -87,8 +101,10 @@ func (p *pendingBuffer) Write(b []byte) (int, error) {
 // NewWriter returns a Writer appending to f, which must be empty or hold a
 // valid log of opts.StartOffset bytes. The Writer owns f: Close closes it.
 func NewWriter(f vfs.File, opts Options) *Writer {
-	w := &Writer{file: f}
+	w := &Writer{file: f, syncedLength: opts.SyncedLength}
 	w.mu.cond.L = &w.mu.Mutex
+	w.mu.writtenOffset = opts.StartOffset
+	w.mu.markedOffset = opts.StartOffset
 	w.mu.log = record.NewWriterAt(&w.mu.pending, opts.StartOffset)
 	return w
 }
@@ -194,6 +210,7 @@ func (w *Writer) writeLocked() {
 		w.failLocked(errors.Wrapf(err, "wal: writing %d bytes (records %d..%d)", len(buf), w.mu.written+1, target))
 	} else {
 		w.mu.written = target
+		w.mu.writtenOffset += int64(n)
 		w.mu.metrics.BytesWritten += int64(n)
 	}
 	w.mu.cond.Broadcast()
@@ -202,15 +219,23 @@ func (w *Writer) writeLocked() {
 // syncLocked makes every written record durable with one File.Sync. w.mu
 // must be held and no other Sync in flight; it is released around the Sync.
 // Records whose Write finishes during the Sync are not counted: the next
-// Sync covers them.
+// Sync covers them. With Options.SyncedLength, the synced length is marked
+// before any covered record is reported durable, so that every
+// acknowledged record lies below a mark; a failed mark breaks the Writer
+// like a failed Sync.
 func (w *Writer) syncLocked() {
 	target := w.mu.written
+	targetOffset := w.mu.writtenOffset
+	mark := w.syncedLength != nil && targetOffset > w.mu.markedOffset
 	w.mu.syncing = true
 
 	w.mu.Unlock()
 	start := time.Now()
 	err := w.file.Sync()
 	elapsed := time.Since(start)
+	if err == nil && mark {
+		err = w.syncedLength.Mark(targetOffset)
+	}
 	w.mu.Lock()
 
 	w.mu.syncing = false
@@ -218,8 +243,13 @@ func (w *Writer) syncLocked() {
 	w.mu.metrics.SyncWaitNanos += elapsed.Nanoseconds()
 	if err != nil {
 		w.failLocked(errors.Wrapf(err, "wal: syncing records %d..%d", w.mu.synced+1, target))
-	} else if target > w.mu.synced {
-		w.mu.synced = target
+	} else {
+		if target > w.mu.synced {
+			w.mu.synced = target
+		}
+		if mark {
+			w.mu.markedOffset = targetOffset
+		}
 	}
 	w.mu.cond.Broadcast()
 }

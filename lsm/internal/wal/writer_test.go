@@ -615,3 +615,59 @@ func TestEnqueueThenWait(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.NoError(t, w.Wait(last, true), "records enqueued before Close stay durable")
 }
+
+// markBuffer collects synced-length marks and checks, as each arrives, that
+// it never claims bytes the file has not synced.
+type markBuffer struct {
+	t    *testing.T
+	file *fakeFile
+	bytes.Buffer
+}
+
+func (m *markBuffer) Write(p []byte) (int, error) {
+	m.file.mu.Lock()
+	synced := m.file.syncedLen
+	m.file.mu.Unlock()
+	m.Buffer.Write(p)
+	if got := m.last(); got > int64(synced) {
+		m.t.Errorf("mark %d is beyond the %d synced bytes", got, synced)
+	}
+	return len(p), nil
+}
+
+func (m *markBuffer) last() int64 {
+	b := m.Bytes()
+	length, ok, err := record.ReadSyncedLength(bytes.NewReader(b), int64(len(b)))
+	require.NoError(m.t, err)
+	if !ok {
+		return 0
+	}
+	return length
+}
+
+// TestSyncedLengthMarks checks that a synced append returns only once a
+// mark covers its record, that marks never exceed the synced bytes, and
+// that unsynced appends and their Writes add no mark.
+func TestSyncedLengthMarks(t *testing.T) {
+	f := &fakeFile{t: t}
+	marks := &markBuffer{t: t, file: f}
+	w := NewWriter(f, Options{SyncedLength: record.NewSyncedLengthWriter(marks)})
+	rng := rand.New(rand.NewSource(1))
+	for i := range 200 {
+		rec := make([]byte, rng.Intn(3*record.BlockSize/2))
+		n, err := w.Enqueue(rec)
+		require.NoError(t, err)
+		end := w.Size()
+		durable := i%3 == 0
+		before := marks.Len()
+		require.NoError(t, w.Wait(n, durable))
+		if durable {
+			require.GreaterOrEqual(t, marks.last(), end, "record %d", i)
+		} else {
+			require.Equal(t, before, marks.Len(), "an unsynced append marked a length")
+		}
+	}
+	require.NoError(t, w.Close())
+	require.Equal(t, int64(len(f.data)), marks.last(), "Close syncs and marks everything")
+	require.Zero(t, marks.Len()%record.SyncedMarkSize)
+}
