@@ -1,6 +1,10 @@
 package lsm
 
 import (
+	"fmt"
+	"strings"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/cockroachdb/errors"
 )
@@ -51,28 +55,119 @@ func (d *DB) Tables() ([]TableInfo, error) {
 	return out, nil
 }
 
-// Check verifies every live table block by block (checksums, structure,
-// key order, filters). The manifest and WALs were verified when the DB
-// was opened. The error names the first bad file and block.
+// Check verifies the database and returns an error marked ErrCorruption
+// listing every problem found (nil if none):
+//   - every live table, block by block (checksums, structure, key order,
+//     filters), naming the bad file and block;
+//   - every WAL not being written that does not replay to its end, with
+//     its offset and whether the damage lies within synced bytes (a torn
+//     tail after a crash is listed too: it is why Open drops bytes);
+//   - files set aside in lost/;
+//   - in a read-only DB (what `db check` opens), table files no version
+//     references (orphans) and a manifest whose last record fails its
+//     checksum or is incomplete. A DB open for writing removed or set
+//     aside its orphans at open, and tables a flush is writing are not
+//     live yet, so it does not list them.
 func (d *DB) Check() error {
 	rs := d.loadReadState()
 	defer rs.unref()
 	if d.isClosed() {
 		return errors.Wrap(ErrClosed, "lsm: Check")
 	}
+	var problems []string
 	for level := range manifest.NumLevels {
 		for _, t := range rs.version.Tables(level) {
 			path := manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum)
 			h, err := d.tableCache.get(t.FileNum)
 			if err != nil {
-				return errors.Wrapf(err, "L%d table %s", level, path)
+				problems = append(problems, errors.Wrapf(err, "L%d table %s", level, path).Error())
+				continue
 			}
 			err = h.reader.Verify()
 			d.tableCache.release(h)
 			if err != nil {
-				return errors.Wrapf(err, "L%d table %s", level, path)
+				problems = append(problems, errors.Wrapf(err, "L%d table %s", level, path).Error())
 			}
 		}
 	}
-	return nil
+	fileProblems, err := d.checkFiles()
+	if err != nil {
+		return err
+	}
+	problems = append(problems, fileProblems...)
+	if len(problems) == 0 {
+		return nil
+	}
+	return base.CorruptionErrorf("lsm: check of %s found %d problem(s):\n  %s",
+		d.dir, len(problems), strings.Join(problems, "\n  "))
+}
+
+// checkFiles lists the problems of the files around the tables: WALs,
+// lost/, orphans and the manifest's tail (see Check).
+func (d *DB) checkFiles() ([]string, error) {
+	var problems []string
+	vs := d.mu.versions
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, "lsm: listing %s", d.dir)
+	}
+	// The WAL being written is skipped: its tail may be in flight.
+	current := uint64(0)
+	if !d.opts.ReadOnly {
+		d.mu.Lock()
+		current = d.mu.mem.walNum
+		d.mu.Unlock()
+	}
+	var wals []uint64
+	for _, name := range names {
+		if kind, num, ok := manifest.ParseFileName(name); ok && kind == manifest.FileKindLog && num >= vs.LogNumber() {
+			wals = append(wals, num)
+		}
+	}
+	for i, num := range wals {
+		if num == current {
+			continue
+		}
+		e, err := d.readWAL(num, i == len(wals)-1, nil)
+		if isNotExist(err) {
+			continue // flushed and removed meanwhile
+		} else if err != nil {
+			return nil, err
+		}
+		if e.damaged() {
+			problems = append(problems, e.describe())
+		}
+	}
+	lost, err := manifest.ListLost(d.fs, d.dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(lost) > 0 {
+		problems = append(problems, fmt.Sprintf("%s/ holds %d file(s) set aside by recovery (%s): inspect them, then remove them",
+			manifest.LostPath(d.dir, ""), len(lost), strings.Join(lost, ", ")))
+	}
+	if d.opts.ReadOnly {
+		info := vs.RecoveryInfo()
+		for _, num := range info.OrphanTables {
+			problems = append(problems, fmt.Sprintf("orphan table %s: no version references it (%s)",
+				manifest.FilePath(d.dir, manifest.FileKindTable, num), orphanVerdict(info)))
+		}
+		if info.TailBytes > 0 {
+			synced := "synced length unknown: the edit may have taken effect"
+			if info.SyncedLengthKnown {
+				synced = fmt.Sprintf("beyond the %d bytes a completed sync covered: an edit that never took effect", info.SyncedLength)
+			}
+			problems = append(problems, fmt.Sprintf("manifest %s: its last record fails at offset %d (%d bytes, %s): %s",
+				info.Manifest, info.ValidLength, info.TailBytes, synced, info.TailProblem))
+		}
+	}
+	return problems, nil
+}
+
+// orphanVerdict says what Open will do with an orphan table.
+func orphanVerdict(info manifest.RecoveryInfo) string {
+	if info.Complete {
+		return "the manifest proves it unused; Open removes it"
+	}
+	return "the manifest cannot prove it unused; Open moves it to lost/"
 }

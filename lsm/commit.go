@@ -276,18 +276,26 @@ func (d *DB) newMemTable(size int64, walNum uint64) *memTable {
 	return m
 }
 
-// createWAL creates WAL walNum and makes its name durable.
+// createWAL creates WAL walNum and its synced-length file and makes their
+// names durable.
 func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
+	syncedPath := manifest.FilePath(d.dir, manifest.FileKindSyncedLength, walNum)
+	sf, err := d.fs.Create(syncedPath)
+	if err != nil {
+		return nil, errors.Wrapf(err, "lsm: creating %s", syncedPath)
+	}
 	path := manifest.FilePath(d.dir, manifest.FileKindLog, walNum)
 	f, err := d.fs.Create(path)
 	if err != nil {
+		_ = sf.Close()
 		return nil, errors.Wrapf(err, "lsm: creating WAL %s", path)
 	}
 	if err := d.syncDir(); err != nil {
 		_ = f.Close()
+		_ = sf.Close()
 		return nil, err
 	}
-	return wal.NewWriter(f, wal.Options{}), nil
+	return wal.NewWriter(f, wal.Options{SyncedLength: sf}), nil
 }
 
 func (d *DB) syncDir() error {
@@ -307,4 +315,5 @@ func (d *DB) removeWAL(m *memTable) {
 	defer d.bgWG.Done()
 	m.waitForWriters()
 	_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindLog, m.walNum))
+	_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindSyncedLength, m.walNum))
 }

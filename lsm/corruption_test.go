@@ -69,21 +69,6 @@ func TestCorruptWALMiddleIsReported(t *testing.T) {
 	require.Contains(t, err.Error(), wals[0])
 }
 
-func TestTornWALTailIsDropped(t *testing.T) {
-	fs := vfs.NewMem()
-	d, err := Open("db", smallOptions(fs))
-	require.NoError(t, err)
-	writeBatches(t, d, 300)
-	require.NoError(t, d.Close())
-	wals := filesOf(t, fs, ".log")
-	flipByte(t, fs, wals[0], 0.9999) // inside the last record
-	d, err = Open("db", smallOptions(fs))
-	require.NoError(t, err)
-	_, err = d.Get([]byte("key00298"))
-	require.NoError(t, err, "records before the torn tail survive")
-	require.NoError(t, d.Close())
-}
-
 func TestCorruptManifestIsReported(t *testing.T) {
 	fs := vfs.NewMem()
 	d, err := Open("db", smallOptions(fs))

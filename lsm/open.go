@@ -2,25 +2,24 @@ package lsm
 
 import (
 	"context"
-	"io"
 	"sort"
 	"sync"
 
-	"github.com/bookie-index/bookie-index/lsm/internal/base"
-	"github.com/bookie-index/bookie-index/lsm/internal/batch"
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
-	"github.com/bookie-index/bookie-index/lsm/internal/record"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
 	"github.com/cockroachdb/errors"
 )
 
 // Open opens the DB in dir, creating it if it does not exist (unless
 // ReadOnly). nil opts means DefaultOptions(). Recovery replays the WALs
-// the manifest has not absorbed: a torn tail (a write never acknowledged
-// as synced) is dropped; corruption anywhere else fails Open with an error
-// naming the file. The recovered data is flushed to an L0 table before
-// Open returns.
+// the manifest has not absorbed. A torn tail (bytes after the last
+// completed sync, as the WAL's synced-length mark proves) is dropped with a
+// WARN; damage within synced bytes fails Open with an error marked
+// ErrCorruption naming the file and offset, unless Options.WALRecoveryMode
+// says otherwise. A WAL that does not replay to its end is never deleted
+// (see lost/ in the package documentation). The recovered data is flushed
+// to an L0 table before Open returns.
 func Open(dir string, opts *Options) (*DB, error) {
 	var o Options
 	if opts != nil {
@@ -87,6 +86,7 @@ func (d *DB) open() error {
 		return err
 	}
 	vs := d.mu.versions
+	d.logManifestRecovery(vs.RecoveryInfo())
 
 	// Replay the WALs at or after the manifest's log number, in order.
 	names, err := fs.List(dir)
@@ -105,19 +105,9 @@ func (d *DB) open() error {
 	sort.Slice(wals, func(i, j int) bool { return wals[i] < wals[j] })
 	maxSeq := vs.LastSeqNum()
 	var recovered []*memTable
-	mem := d.newMemTable(d.opts.WriteBufferSize, 0)
-	for i, num := range wals {
-		var torn bool
-		if mem, maxSeq, torn, err = d.replayWAL(num, mem, &recovered, maxSeq); err != nil {
-			return err
-		}
-		if torn && i < len(wals)-1 {
-			// A WAL is synced in full before the next one takes a write, so
-			// only the newest can have a torn tail; replaying on would
-			// recover later batches without earlier ones.
-			return base.CorruptionErrorf("lsm: WAL %s ends in a torn record but is followed by newer WALs",
-				manifest.FilePath(d.dir, manifest.FileKindLog, num))
-		}
+	mem, maxSeq, keep, err := d.replayWALs(wals, d.newMemTable(d.opts.WriteBufferSize, 0), &recovered, maxSeq)
+	if err != nil {
+		return err
 	}
 	if !mem.empty() {
 		recovered = append(recovered, mem)
@@ -134,6 +124,12 @@ func (d *DB) open() error {
 		d.updateReadStateLocked()
 		d.mu.Unlock()
 		return nil
+	}
+
+	// WALs that did not replay to their end are kept: linked into lost/
+	// before the edit below makes them obsolete.
+	if err := manifest.KeepInLost(fs, dir, keep, true /* link */); err != nil {
+		return err
 	}
 
 	// Flush what the WALs held, start a new WAL, and record both: the old
@@ -172,66 +168,6 @@ func (d *DB) open() error {
 	return nil
 }
 
-// replayWAL applies WAL num's batches to mem, moving full memtables to
-// recovered, and returns the memtable to continue with and the largest
-// sequence number seen.
-func (d *DB) replayWAL(num uint64, mem *memTable, recovered *[]*memTable, maxSeq base.SeqNum) (_ *memTable, _ base.SeqNum, torn bool, _ error) {
-	path := manifest.FilePath(d.dir, manifest.FileKindLog, num)
-	f, err := d.fs.Open(path)
-	if err != nil {
-		return nil, 0, false, errors.Wrapf(err, "lsm: opening WAL %s", path)
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, 0, false, errors.Wrapf(err, "lsm: WAL %s", path)
-	}
-	r := record.NewReader(io.NewSectionReader(f, 0, size))
-	for {
-		rec, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
-		}
-		br, err := batch.Decode(rec)
-		if err != nil {
-			return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
-		}
-		size := int64(len(rec)) + int64(br.Count())*memEntryOverhead
-		if mem.charged+size > mem.budget && mem.charged > 0 {
-			*recovered = append(*recovered, mem)
-			mem = d.newMemTable(max(size, d.opts.WriteBufferSize), 0)
-		} else if mem.charged == 0 && size > mem.budget {
-			mem = d.newMemTable(size, 0)
-		}
-		mem.charged += size
-		seq := br.SeqNum()
-		for {
-			kind, key, value, ok, err := br.Next()
-			if err != nil {
-				return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
-			}
-			if !ok {
-				break
-			}
-			if err := mem.add(seq, kind, key, value); err != nil {
-				return nil, 0, false, errors.Wrapf(err, "lsm: replaying WAL %s", path)
-			}
-			if seq > maxSeq {
-				maxSeq = seq
-			}
-			seq++
-		}
-	}
-	if r.TornTail() {
-		d.opts.Logger.Warn("lsm: dropped the torn tail of a WAL (writes never acknowledged as synced)",
-			"wal", path, "validBytes", r.TornTailOffset())
-	}
-	return mem, maxSeq, r.TornTail(), nil
-}
-
 // deleteObsoleteFiles removes obsolete tables and WALs; at open, also
 // leftovers of interrupted flushes and compactions.
 func (d *DB) deleteObsoleteFiles(atOpen bool) {
@@ -248,7 +184,9 @@ func (d *DB) deleteObsoleteFiles(atOpen bool) {
 		return
 	}
 	logNum := vs.LogNumber()
+	manifestNum := vs.ManifestFileNum()
 	var live map[uint64]bool
+	var lost []string
 	if atOpen {
 		live = vs.LiveTables()
 	}
@@ -259,8 +197,33 @@ func (d *DB) deleteObsoleteFiles(atOpen bool) {
 			// Not ours, or the manifest's temp files (Recover cleans those).
 		case kind == manifest.FileKindLog && num < logNum:
 			d.removeFile(manifest.FilePath(d.dir, kind, num))
-		case atOpen && kind == manifest.FileKindTable && !live[num]:
+		case kind == manifest.FileKindSyncedLength && num < logNum && num != manifestNum:
+			// The synced length of a removed WAL (or old manifest).
 			d.removeFile(manifest.FilePath(d.dir, kind, num))
+		case atOpen && kind == manifest.FileKindTable && !live[num]:
+			// Not referenced by the recovered version, nor by the tables
+			// the recovery flush added. If the manifest proved it holds
+			// every edit that took effect, the table is the output of a
+			// flush or compaction that never finished, or one whose
+			// deletion a crash interrupted: garbage. Otherwise (Recover
+			// moved such tables to lost/ already, so this is a defence)
+			// it is kept.
+			if vs.RecoveryInfo().Complete {
+				d.opts.Logger.Info("lsm: removing a table no version references (output of a flush or compaction that did not finish, or already obsolete)",
+					"table", name)
+				d.removeFile(manifest.FilePath(d.dir, kind, num))
+			} else {
+				lost = append(lost, name)
+			}
+		}
+	}
+	if len(lost) > 0 {
+		for _, name := range lost {
+			d.opts.Logger.Warn("lsm: moved a table no version references to lost/ (the manifest cannot prove it obsolete)",
+				"table", name, "kept", manifest.LostPath(d.dir, name))
+		}
+		if err := manifest.KeepInLost(d.fs, d.dir, lost, false /* link */); err != nil {
+			d.opts.Logger.Warn("lsm: could not move tables to lost/; they stay in place", "err", err)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 
@@ -77,6 +78,13 @@ type Options struct {
 	// MaxManifestFileSize (max_manifest_file_size): the manifest is
 	// rewritten when it grows past this. Default 64 MiB.
 	MaxManifestFileSize int64
+	// WALRecoveryMode (wal_recovery_mode) says what Open does with a WAL
+	// damaged within bytes a completed sync covered: WALRecoveryRefuse (the
+	// default) fails Open naming the file and offset;
+	// WALRecoveryPointInTime recovers the writes before the damage, drops
+	// the rest and every later WAL (keeping the files in lost/), and logs
+	// a WARN. A torn tail (bytes no sync covered) is dropped in both modes.
+	WALRecoveryMode WALRecoveryMode
 
 	// BlockSize (block_size) of data blocks. Default 65536 (BookKeeper's
 	// dbStorage_rocksDB_blockSize).
@@ -123,6 +131,33 @@ type Options struct {
 	// EnableStatistics turns on timing measurements (stall and sync
 	// durations). Counters are always kept; timers cost clock reads.
 	EnableStatistics bool
+}
+
+// WALRecoveryMode says what Open does with a WAL that does not replay to its
+// end because of damage within synced bytes (see Options.WALRecoveryMode).
+type WALRecoveryMode uint8
+
+const (
+	// WALRecoveryRefuse fails Open with an error marked ErrCorruption that
+	// names the WAL and the offset of the damage (RocksDB's
+	// kAbsoluteConsistency for synced bytes).
+	WALRecoveryRefuse WALRecoveryMode = iota
+	// WALRecoveryPointInTime recovers every write before the damage and
+	// none after it, in this WAL or a later one (RocksDB's
+	// kPointInTimeRecovery): acknowledged writes after the damage are
+	// lost, loudly. The damaged WAL and the later ones are kept in lost/.
+	WALRecoveryPointInTime
+)
+
+// String names the mode as the configuration spells it.
+func (m WALRecoveryMode) String() string {
+	switch m {
+	case WALRecoveryRefuse:
+		return "refuse"
+	case WALRecoveryPointInTime:
+		return "point-in-time"
+	}
+	return fmt.Sprintf("WALRecoveryMode(%d)", uint8(m))
 }
 
 // Defaults, BookKeeper's entry-location settings where it has one.
@@ -219,6 +254,7 @@ func (o *Options) Validate() error {
 		{o.RangeDeletionCompactionRatio <= 0 || o.RangeDeletionCompactionRatio > 1, "RangeDeletionCompactionRatio %v is out of range (0, 1]", o.RangeDeletionCompactionRatio},
 		{o.MaxBackgroundJobs < 1 || o.MaxBackgroundJobs > 256, "MaxBackgroundJobs %v is out of range [1, 256]", o.MaxBackgroundJobs},
 		{o.MaxOpenFiles < -1 || o.MaxOpenFiles > 0 && o.MaxOpenFiles < 16, "MaxOpenFiles %v must be -1, 0 (unlimited) or at least 16", o.MaxOpenFiles},
+		{o.WALRecoveryMode > WALRecoveryPointInTime, "WALRecoveryMode %v is not a recovery mode", o.WALRecoveryMode},
 		{o.MaxManifestFileSize < 64<<10, "MaxManifestFileSize %v must be at least 64 KiB", o.MaxManifestFileSize},
 		{o.BlockCacheSize < 0, "BlockCacheSize %v must not be negative", o.BlockCacheSize},
 		{o.BlockCacheNumShardBits < 0 || o.BlockCacheNumShardBits > cache.MaxNumShardBits, "BlockCacheNumShardBits %v is out of range [0, 16]", o.BlockCacheNumShardBits},

@@ -75,9 +75,13 @@ func Recover(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 	vs.mu.manifestFileNum = manifestNum
 	vs.install(state.version, state.logNumber)
 	vs.recovery = state.info
-	if vs.recovery.OrphanTables, err = orphanTables(fs, dir, state.version); err != nil {
+	var maxNum uint64
+	if vs.recovery.OrphanTables, maxNum, err = scanDir(fs, dir, state.version); err != nil {
 		return nil, err
 	}
+	// A WAL created after the last edit has a number the manifest does not
+	// know; the new manifest (and its synced-length file) must not take it.
+	vs.MarkFileNumUsed(maxNum)
 	if vs.opts.ReadOnly {
 		return vs, nil
 	}
@@ -101,12 +105,12 @@ func Recover(fs vfs.FS, dir string, opts *Options) (*VersionSet, error) {
 	return vs, nil
 }
 
-// orphanTables returns the numbers of the table files in dir that v does
-// not reference, in increasing order.
-func orphanTables(fs vfs.FS, dir string, v *Version) ([]uint64, error) {
+// scanDir returns the numbers of the table files in dir that v does not
+// reference, in increasing order, and the largest file number in dir.
+func scanDir(fs vfs.FS, dir string, v *Version) (orphans []uint64, maxNum uint64, _ error) {
 	names, err := fs.List(dir)
 	if err != nil {
-		return nil, errors.Wrapf(err, "manifest: listing %s", dir)
+		return nil, 0, errors.Wrapf(err, "manifest: listing %s", dir)
 	}
 	live := map[uint64]bool{}
 	for level := range NumLevels {
@@ -114,13 +118,17 @@ func orphanTables(fs vfs.FS, dir string, v *Version) ([]uint64, error) {
 			live[t.FileNum] = true
 		}
 	}
-	var orphans []uint64
 	for _, name := range names { // sorted, and numbers are zero-padded
-		if kind, num, ok := ParseFileName(name); ok && kind == FileKindTable && !live[num] {
+		kind, num, ok := ParseFileName(name)
+		if !ok {
+			continue
+		}
+		maxNum = max(maxNum, num)
+		if kind == FileKindTable && !live[num] {
 			orphans = append(orphans, num)
 		}
 	}
-	return orphans, nil
+	return orphans, maxNum, nil
 }
 
 // removeLeftovers removes the manifests CURRENT does not name (with their

@@ -17,11 +17,13 @@ type Options struct {
 	// Writer continues (block alignment depends on it). Zero, the default,
 	// starts a new log in an empty file.
 	StartOffset int64
-	// SyncedLength, if set, receives the log's length after every
-	// successful Sync, before the appends that Sync covered return. Recovery
-	// uses these marks to tell damage within synced bytes (corruption) from
-	// a torn tail (bytes no Sync covered). The Writer does not close it.
-	SyncedLength *record.SyncedLengthWriter
+	// SyncedLength, if set, is the log's (empty) synced-length file: after
+	// every successful Sync, before the appends that Sync covered return,
+	// the Writer appends a mark of the log's length to it (one small write,
+	// no fsync). Recovery uses the marks to tell damage within synced bytes
+	// (corruption) from a torn tail (bytes no Sync covered). The Writer
+	// owns the file: Close closes it.
+	SyncedLength vfs.File
 }
 
 // Metrics is a point-in-time snapshot of a Writer's counters.
@@ -50,8 +52,9 @@ const maxRetainedBuffer = 1 << 20
 // documentation for the protocol.
 type Writer struct {
 	file vfs.File
-	// syncedLength is Options.SyncedLength; only the goroutine inside
-	// File.Sync (mu.syncing) uses it.
+	// syncedFile is Options.SyncedLength, and syncedLength writes its
+	// marks; only the goroutine inside File.Sync (mu.syncing) uses it.
+	syncedFile   vfs.File
 	syncedLength *record.SyncedLengthWriter
 
 	// mu guards everything below. Append and Close release it around
@@ -101,7 +104,10 @@ func (p *pendingBuffer) Write(b []byte) (int, error) {
 // NewWriter returns a Writer appending to f, which must be empty or hold a
 // valid log of opts.StartOffset bytes. The Writer owns f: Close closes it.
 func NewWriter(f vfs.File, opts Options) *Writer {
-	w := &Writer{file: f, syncedLength: opts.SyncedLength}
+	w := &Writer{file: f, syncedFile: opts.SyncedLength}
+	if opts.SyncedLength != nil {
+		w.syncedLength = record.NewSyncedLengthWriter(opts.SyncedLength)
+	}
 	w.mu.cond.L = &w.mu.Mutex
 	w.mu.writtenOffset = opts.StartOffset
 	w.mu.markedOffset = opts.StartOffset
@@ -283,6 +289,11 @@ func (w *Writer) Close() error {
 	}
 	if cerr := w.file.Close(); cerr != nil && err == nil {
 		err = errors.Wrap(cerr, "wal: closing file")
+	}
+	if w.syncedFile != nil {
+		if cerr := w.syncedFile.Close(); cerr != nil && err == nil {
+			err = errors.Wrap(cerr, "wal: closing the synced-length file")
+		}
 	}
 	return err
 }

@@ -619,8 +619,9 @@ func TestEnqueueThenWait(t *testing.T) {
 // markBuffer collects synced-length marks and checks, as each arrives, that
 // it never claims bytes the file has not synced.
 type markBuffer struct {
-	t    *testing.T
-	file *fakeFile
+	*fakeFile // the synced-length file (Write overridden)
+	t         *testing.T
+	file      *fakeFile // the log
 	bytes.Buffer
 }
 
@@ -650,8 +651,8 @@ func (m *markBuffer) last() int64 {
 // that unsynced appends and their Writes add no mark.
 func TestSyncedLengthMarks(t *testing.T) {
 	f := &fakeFile{t: t}
-	marks := &markBuffer{t: t, file: f}
-	w := NewWriter(f, Options{SyncedLength: record.NewSyncedLengthWriter(marks)})
+	marks := &markBuffer{fakeFile: &fakeFile{t: t}, t: t, file: f}
+	w := NewWriter(f, Options{SyncedLength: marks})
 	rng := rand.New(rand.NewSource(1))
 	for i := range 200 {
 		rec := make([]byte, rng.Intn(3*record.BlockSize/2))
@@ -670,4 +671,5 @@ func TestSyncedLengthMarks(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.Equal(t, int64(len(f.data)), marks.last(), "Close syncs and marks everything")
 	require.Zero(t, marks.Len()%record.SyncedMarkSize)
+	require.True(t, marks.closed, "Close closes the synced-length file")
 }
