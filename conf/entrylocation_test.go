@@ -71,6 +71,7 @@ const everyOptionFile = `
   max_background_jobs=7
   max_open_files=500
   max_manifest_file_size=128M
+  wal_recovery_mode=kPointInTimeRecovery
 [CFOptions "default"]
   write_buffer_size=32m
   max_write_buffer_number=3
@@ -113,6 +114,7 @@ func TestEverySupportedOption(t *testing.T) {
 		o.MaxBackgroundJobs = 7
 		o.MaxOpenFiles = 500
 		o.MaxManifestFileSize = 128 << 20
+		o.WALRecoveryMode = lsm.WALRecoveryPointInTime
 		o.WriteBufferSize = 32 << 20
 		o.MaxWriteBufferNumber = 3
 		o.NumLevels = 5
@@ -252,6 +254,8 @@ func TestOptionsFileErrors(t *testing.T) {
 		{cf, "max_bytes_for_level_multiplier=ten", cf + " max_bytes_for_level_multiplier=ten: not a number"},
 		{cf, "max_bytes_for_level_multiplier=NaN", "not a number"},
 		{cf, "level_compaction_dynamic_level_bytes=yes", cf + " level_compaction_dynamic_level_bytes=yes: not a boolean (accepted: true, false)"},
+		{"[DBOptions]", "wal_recovery_mode=kSkipAnyCorruptedRecords", "[DBOptions] wal_recovery_mode=kSkipAnyCorruptedRecords: not supported by this engine: it would recover later writes without earlier ones"},
+		{"[DBOptions]", "wal_recovery_mode=2", "[DBOptions] wal_recovery_mode=2: not a WAL recovery mode"},
 		{cf, "compression=kZSTD", cf + " compression=kZSTD: not supported by this engine (accepted: kNoCompression, kLZ4Compression)"},
 		{cf, "compression=lz4", cf + " compression=lz4: not a compression type (accepted: kNoCompression, kLZ4Compression)"},
 		{cf, "compaction_style=kCompactionStyleUniversal", cf + " compaction_style=kCompactionStyleUniversal: not accepted (accepted: kCompactionStyleLevel)"},

@@ -52,7 +52,7 @@ func dbOptionSpecs() map[string]optionSpec {
 		"max_open_files":         {apply: intOption(func(o *lsm.Options, v int) { o.MaxOpenFiles = v })},
 		"max_manifest_file_size": {apply: int64Option(func(o *lsm.Options, v int64) { o.MaxManifestFileSize = v })},
 		"info_log_level":         {check: checkEnum("DEBUG_LEVEL", "INFO_LEVEL", "WARN_LEVEL", "ERROR_LEVEL", "FATAL_LEVEL", "HEADER_LEVEL")},
-		"wal_recovery_mode":      {check: checkEnum("kTolerateCorruptedTailRecords", "kAbsoluteConsistency", "kPointInTimeRecovery", "kSkipAnyCorruptedRecords")},
+		"wal_recovery_mode":      {apply: applyWALRecoveryMode},
 	}
 	ignore(m, checkBool,
 		"create_if_missing", "create_missing_column_families", "error_if_exists", "paranoid_checks",
@@ -338,6 +338,24 @@ func applyCompression(b *optionsBuilder, value string) error {
 		return errors.New("not supported by this engine (accepted: kNoCompression, kLZ4Compression)")
 	default:
 		return errors.New("not a compression type (accepted: kNoCompression, kLZ4Compression)")
+	}
+	return nil
+}
+
+// applyWALRecoveryMode maps RocksDB's modes onto the engine's two: a torn
+// tail is always dropped, and damage within synced bytes either refuses the
+// open or ends the recovery there.
+func applyWALRecoveryMode(b *optionsBuilder, value string) error {
+	switch value {
+	case "kTolerateCorruptedTailRecords", "kAbsoluteConsistency":
+		b.opts.WALRecoveryMode = lsm.WALRecoveryRefuse
+	case "kPointInTimeRecovery":
+		b.opts.WALRecoveryMode = lsm.WALRecoveryPointInTime
+	case "kSkipAnyCorruptedRecords":
+		return errors.New("not supported by this engine: it would recover later writes without earlier ones " +
+			"(accepted: kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery)")
+	default:
+		return errors.New("not a WAL recovery mode (accepted: kTolerateCorruptedTailRecords, kAbsoluteConsistency, kPointInTimeRecovery)")
 	}
 	return nil
 }

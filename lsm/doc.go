@@ -8,4 +8,30 @@
 // that never thrashes on blocks larger than a shard. The internals live in
 // lsm/internal; this package exposes the engine and a few entry points for
 // tools (see table.go).
+//
+// # Recovery
+//
+// Open replays the WALs the manifest has not absorbed. Every WAL and
+// manifest has a synced-length file (NNNNNN.synced) to which its writer
+// appends the log's length after each successful fsync, before the writes
+// it covered are acknowledged. Recovery uses it to tell the two ways a log
+// can end in bad bytes apart:
+//
+//   - a torn tail, bytes past the last synced length (a crash during an
+//     unsynced write), is dropped with a WARN;
+//   - damage below the synced length is corruption: Open fails with an
+//     error marked ErrCorruption naming the file and offset, and changes
+//     nothing. For a WAL, Options.WALRecoveryMode = WALRecoveryPointInTime
+//     recovers the writes before the damage instead, loudly.
+//
+// A WAL followed by newer WALs was synced in full, so any damage in it is
+// corruption. Without a readable synced-length file (an older database, or
+// one lost with the power) a damaged tail is dropped but the WAL is kept.
+//
+// No file is deleted unless it is proven useless. Files that recovery sets
+// aside — WALs that did not replay to their end, and tables no version
+// references when the manifest cannot prove itself complete — go to the
+// folder lost/ inside the database directory, with a WARN naming each.
+// Check lists them, together with orphan tables, WALs that do not replay
+// to their end and a damaged manifest tail (see docs/operations.md).
 package lsm

@@ -23,7 +23,7 @@ const dbUsage = `usage (read-only, on a database directory no process has open):
   bookie-index db get DIR LEDGER ENTRY                    the location of one entry
   bookie-index db floor DIR LEDGER                        the last entry of a ledger and its location
   bookie-index db scan DIR [--from L[:E]] [--to L[:E]] [--hex] [--limit N]
-  bookie-index db check DIR                               verify every table; exit 1 naming the first bad file
+  bookie-index db check DIR                               verify tables, WALs, manifest, orphans, lost/; exit 1 listing every problem
 `
 
 func runDB(args []string, stdout, stderr io.Writer) error {
@@ -198,7 +198,7 @@ func dbCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s: OK (manifest, WALs and %d tables verified)\n", pos[0], len(tables))
+	fmt.Fprintf(stdout, "%s: OK (manifest, WALs and %d tables verified; no orphan tables, nothing in lost/)\n", pos[0], len(tables))
 	return nil
 }
 

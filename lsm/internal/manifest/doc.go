@@ -81,27 +81,42 @@
 // table of every level plus all counters. CURRENT holds the name of the
 // live manifest and a newline.
 //
-// LogAndApply appends one record and syncs the manifest before it installs
-// the new version: when it returns nil, the edit is durable. When the
+// LogAndApply appends one record and syncs the manifest, then appends the
+// manifest's new length to its synced-length file N.synced (package record's
+// SyncedLengthWriter) and syncs that, before it installs the new version:
+// when it returns nil, the edit is durable and lies below the last mark.
+// When the
 // manifest has grown past Options.MaxManifestSize, and at every Recover, a
 // new manifest is started instead:
 //
 //  1. allocate a file number N; write MANIFEST-N holding a snapshot of the
-//     new state; sync it; sync the directory (so that the manifest's name
-//     is durable before anything points at it);
+//     new state and N.synced marking its length; sync both; sync the
+//     directory (so that the manifest's name is durable before anything
+//     points at it);
 //  2. write N.tmp holding "MANIFEST-N\n"; sync it; rename it over CURRENT;
 //     sync the directory: the commit point;
-//  3. close and remove the old manifest.
+//  3. close and remove the old manifest and its synced-length file.
 //
 // A crash before the rename in step 2 becomes durable leaves CURRENT
 // naming the old manifest, which holds the previous state in full; a crash
 // after leaves the new one. Either way no successful LogAndApply is lost.
 // Leftover manifests and temp files are removed at the next Recover.
 //
-// Recover replays the manifest CURRENT names. A torn tail (a record whose
-// LogAndApply never returned) is dropped; damage followed by valid records
-// is corruption and fails Recover with an error naming the file. Recover
-// then rotates, so that nothing is ever appended behind a torn tail.
+// Recover replays the manifest CURRENT names. Damage at an offset below the
+// last synced-length mark, or followed by valid records, is corruption and
+// fails Recover with an error naming the file and offset, writing nothing.
+// Damage past the mark is a torn tail (a record whose LogAndApply never
+// returned) and is dropped. With no readable mark (an older database, a
+// lost or damaged N.synced) a damaged tail is dropped too, but the manifest
+// does not prove itself complete (RecoveryInfo.Complete): then every table
+// file no recovered version references is moved to lost/ (KeepInLost)
+// before the rotation, because the new manifest's mark would otherwise
+// vouch for a state that may have forgotten a table. With a complete
+// manifest such orphans are garbage (a flush or compaction that never
+// finished) and are left for the engine to delete. Recover marks every file
+// number in the directory used, then rotates, so that nothing is ever
+// appended behind a torn tail and no new file takes the number of a WAL
+// the manifest does not know.
 //
 // A failure to write the manifest is sticky: what reached the disk is
 // unknown, so every later LogAndApply fails and the engine must reopen

@@ -61,6 +61,12 @@
 // (overwritten in place without truncation): stale chunks of the old log
 // after a torn tail would read as corruption.
 //
+// Whether a log's bad tail is torn or corrupt is not for the Reader alone to
+// say: a record covered by a completed fsync cannot be torn. Its writers
+// record the synced length in a separate file (SyncedLengthWriter, read by
+// ReadSyncedLength); the WAL and manifest recovery compare it with Offset
+// or TornTailOffset and report damage below it as corruption.
+//
 // # Thread safety
 //
 // Writer and Reader are not safe for concurrent use; the wal package adds

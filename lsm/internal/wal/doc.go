@@ -26,6 +26,16 @@
 // only needs its Write. vfs.File implementations must allow that; the OS
 // file and the in-memory file do.
 //
+// # Synced-length marks
+//
+// With Options.SyncedLength, the goroutine that issued a successful Sync
+// appends the log length that Sync covered to the log's synced-length file
+// (package record's SyncedLengthWriter), still before any record it covered
+// is reported durable. The mark is one small write, not synced: it survives
+// a process crash, so after a crash every acknowledged record lies below
+// the last mark, and recovery can call damage there corruption rather than
+// a torn tail. A failed mark breaks the Writer like a failed Sync.
+//
 // # Failures
 //
 // A failed Write or Sync breaks the Writer for good: that call, every caller
