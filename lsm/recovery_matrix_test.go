@@ -458,3 +458,61 @@ func TestManifestTailDamageIsReported(t *testing.T) {
 	require.ErrorContains(t, err, fmt.Sprintf("offset %d", len(data)))
 	require.NoError(t, ro.Close())
 }
+
+// TestWALWithoutSyncedLength opens a WAL whose synced-length file is gone
+// (a database written before marks existed): a damaged last record is
+// dropped as a torn tail, but the WARN says the synced length is unknown
+// and the WAL is kept in lost/.
+func TestWALWithoutSyncedLength(t *testing.T) {
+	fs, n := killedDB(t)
+	wals := filesOf(t, fs, ".log")
+	path := wals[len(wals)-1]
+	num := strings.TrimSuffix(filepath.Base(path), ".log")
+	require.NoError(t, fs.Remove("db/"+num+".synced"))
+	data := readFile(t, fs, path)
+	data[len(data)-12] ^= 0x01
+	writeWholeFile(t, fs, path, data)
+
+	var logs logBuffer
+	d, err := Open("db", loggedOptions(fs, &logs))
+	require.NoError(t, err)
+	defer d.Close()
+	require.Contains(t, logs.String(), "whose synced length is unknown")
+	require.NotContains(t, logs.String(), "dropped the torn tail of a WAL")
+	require.Equal(t, data, readFile(t, fs, "db/lost/"+num+".log"))
+	for i := range n - 1 {
+		v, err := d.Get([]byte(matrixKey(i)))
+		require.NoError(t, err, "key %d", i)
+		require.Equal(t, matrixValue(i), string(v))
+	}
+}
+
+// TestSyncedLengthFailureIsSticky fails the write of a WAL's synced-length
+// mark: the synced write that needed it is not acknowledged, later writes
+// fail, and what was acknowledged survives a reopen.
+func TestSyncedLengthFailureIsSticky(t *testing.T) {
+	mem := vfs.NewMem()
+	toggle := vfs.NewToggle(vfs.OnOp(vfs.OpWrite, ".synced"))
+	fs := vfs.NewErrorFS(mem, toggle)
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	var b Batch
+	b.Set([]byte("a"), []byte("1"))
+	require.NoError(t, d.Apply(&b, Sync))
+	toggle.On()
+	b.Reset()
+	b.Set([]byte("b"), []byte("2"))
+	err = d.Apply(&b, Sync)
+	require.True(t, errors.Is(err, vfs.ErrInjected), "%v", err)
+	toggle.Off()
+	b.Reset()
+	b.Set([]byte("c"), []byte("3"))
+	require.Error(t, d.Apply(&b, Sync), "writes stay failed")
+	_ = d.Close()
+	d, err = Open("db", smallOptions(mem))
+	require.NoError(t, err)
+	v, err := d.Get([]byte("a"))
+	require.NoError(t, err)
+	require.Equal(t, "1", string(v))
+	require.NoError(t, d.Close())
+}

@@ -22,7 +22,7 @@ func LostPath(dir, name string) string { return filepath.Join(dir, LostDir, name
 // with link=false they are moved (renamed), with link=true a second name is
 // made there and the original stays (the caller still needs it, and
 // deletes it later as usual). A name already in lost/ is left as it is,
-// so a crash and a retry do no harm. Both directories are synced before
+// so a crash and a retry do no harm; a name missing from dir is skipped. Both directories are synced before
 // it returns, so the files survive a power loss in their new place.
 func KeepInLost(fs vfs.FS, dir string, names []string, link bool) error {
 	if len(names) == 0 {
@@ -34,6 +34,7 @@ func KeepInLost(fs vfs.FS, dir string, names []string, link bool) error {
 	}
 	for _, name := range names {
 		from, to := filepath.Join(dir, name), filepath.Join(lost, name)
+		_, fromErr := fs.Stat(from)
 		if _, err := fs.Stat(to); err == nil {
 			if !link {
 				// Already kept by an earlier attempt that crashed before
@@ -43,6 +44,9 @@ func KeepInLost(fs vfs.FS, dir string, names []string, link bool) error {
 				}
 			}
 			continue
+		}
+		if errors.Is(fromErr, os.ErrNotExist) {
+			continue // e.g. the synced-length file of a WAL that has none
 		}
 		var err error
 		if link {
