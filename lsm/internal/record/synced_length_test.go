@@ -37,3 +37,36 @@ func TestSyncedLength(t *testing.T) {
 		require.False(t, ok, "byte %d", i)
 	}
 }
+
+// FuzzReadSyncedLength: any bytes decode without a panic, and a length is
+// only reported when the last complete mark is one Mark would write.
+func FuzzReadSyncedLength(f *testing.F) {
+	var buf bytes.Buffer
+	w := NewSyncedLengthWriter(&buf)
+	f.Add([]byte{})
+	for _, n := range []int64{0, 1, 32 << 10, 1 << 40} {
+		_ = w.Mark(n)
+		f.Add(bytes.Clone(buf.Bytes()))
+	}
+	f.Add(append(bytes.Clone(buf.Bytes()), 0xff, 0x00))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, ok, err := ReadSyncedLength(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatalf("in-memory read failed: %v", err)
+		}
+		if !ok {
+			return
+		}
+		if n < 0 {
+			t.Fatalf("negative length %d", n)
+		}
+		var again bytes.Buffer
+		if err := NewSyncedLengthWriter(&again).Mark(n); err != nil {
+			t.Fatal(err)
+		}
+		last := (len(b)/SyncedMarkSize - 1) * SyncedMarkSize
+		if !bytes.Equal(again.Bytes(), b[last:last+SyncedMarkSize]) {
+			t.Fatalf("length %d from a mark Mark would not write: %x", n, b[last:last+SyncedMarkSize])
+		}
+	})
+}
