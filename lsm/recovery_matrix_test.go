@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -515,4 +516,64 @@ func TestSyncedLengthFailureIsSticky(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1", string(v))
 	require.NoError(t, d.Close())
+}
+
+// TestCrashedFlushLeavesNothingInLost fails the manifest write of a flush
+// and of a compaction (their tables are written), then crashes: the open
+// proves the leftover tables unused and removes them, puts nothing in
+// lost/, and loses no acknowledged write. This is the ordinary crash the
+// orphan rule must not punish.
+func TestCrashedFlushLeavesNothingInLost(t *testing.T) {
+	for _, job := range []string{"flush", "compaction"} {
+		for _, power := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/powerLoss=%v", job, power), func(t *testing.T) {
+				mem := vfs.NewMem()
+				toggle := vfs.NewToggle(vfs.OnOp(vfs.OpWrite, "MANIFEST"))
+				d, err := Open("db", smallOptions(vfs.NewErrorFS(mem, toggle)))
+				require.NoError(t, err)
+				var b Batch
+				n := 0
+				write := func(count int) {
+					for range count {
+						b.Reset()
+						b.Set([]byte(matrixKey(n)), []byte(matrixValue(n)))
+						require.NoError(t, d.Apply(&b, Sync))
+						n++
+					}
+				}
+				write(100)
+				if job == "compaction" {
+					require.NoError(t, d.Flush())
+					write(100)
+					require.NoError(t, d.Flush())
+				}
+				write(50)
+				tablesBefore := len(filesOf(t, mem, ".sst"))
+				toggle.On()
+				if job == "flush" {
+					require.Error(t, d.Flush())
+				} else {
+					require.Error(t, d.Compact(context.Background(), nil, nil))
+				}
+				require.Greater(t, len(filesOf(t, mem, ".sst")), tablesBefore, "the job wrote its tables")
+				crashed := mem.CrashClone(vfs.CrashOptions{KeepUnsyncedTail: !power})
+				toggle.Off()
+				_ = d.Close()
+
+				var logs logBuffer
+				d, err = Open("db", loggedOptions(crashed, &logs))
+				require.NoError(t, err)
+				defer d.Close()
+				for i := range n {
+					v, err := d.Get([]byte(matrixKey(i)))
+					require.NoError(t, err, "key %d", i)
+					require.Equal(t, matrixValue(i), string(v))
+				}
+				_, err = crashed.Stat("db/lost")
+				require.Error(t, err, "nothing goes to lost/:\n%s", logs.String())
+				require.Contains(t, logs.String(), "removing a table no version references")
+				require.NoError(t, d.Check())
+			})
+		}
+	}
 }
