@@ -47,11 +47,14 @@ func (ix *Index) markedLedgers() []int64 {
 
 // RemoveOffsetFromDeletedLedgers deletes the locations of every ledger
 // marked deleted when it starts, including locations added after the
-// Delete: one range deletion [(L, 0), (L, MaxInt64)) per ledger, all in
-// one synced batch (committed in chunks of Options.MaxBatchOps ledgers, as
+// Delete: one range deletion [(L, 0), (L+1, 0)) per ledger, all in one
+// synced batch (committed in chunks of Options.MaxBatchOps ledgers, as
 // upstream). The ledgers are unmarked only once everything is committed;
-// on failure they stay marked and the next call retries them. Entries with
-// negative ids (and MaxInt64) are outside the ranges and stay, as upstream.
+// on failure they stay marked and the next call retries them. The range
+// holds every key of the ledger: entry MaxInt64, and the negative entry
+// ids older versions stored, which upstream's [(L, 0), (L, MaxInt64))
+// leaves behind (a deleted ledger's entry MaxInt64 then comes back when
+// the ledger is written again).
 func (ix *Index) RemoveOffsetFromDeletedLedgers() error {
 	if err := ix.enter("RemoveOffsetFromDeletedLedgers"); err != nil {
 		return err
@@ -68,7 +71,7 @@ func (ix *Index) RemoveOffsetFromDeletedLedgers() error {
 	start := time.Now()
 	var b lsm.Batch
 	for _, l := range ledgers {
-		first, end := ledgerBounds(l)
+		first, end := ledgerRange(l)
 		b.DeleteRange(first[:], end[:])
 		if b.Count() >= ix.opts.MaxBatchOps {
 			if err := ix.commit(&b, "RemoveOffsetFromDeletedLedgers"); err != nil {

@@ -26,7 +26,8 @@
 // a running Compact and waits for it (upstream closes the database under
 // it); GetLastEntryInLedger is a reverse seek bounded below by the ledger's
 // first key, so its cost does not grow with the deleted data of lower
-// ledgers (BookKeeper issues #3759 and #4529).
+// ledgers (BookKeeper issues #3759 and #4529); ids are checked and
+// MaxInt64 is an ordinary id (see Ids).
 //
 // # Keys and values
 //
@@ -41,12 +42,23 @@
 //	       | location (BE int64)  |
 //	       +----------------------+
 //
-// The engine orders keys bytewise, so within a ledger entry ids 0 to
-// math.MaxInt64 are in numeric order and negative entry ids (such as -1,
-// BookKeeper's "last add confirmed" marker) sort after math.MaxInt64. The
-// last-entry probe and the purge range [(L, 0), (L, MaxInt64)) do not see
-// them, as upstream. Ledger ids must be >= 0, so that ledgers are in
-// numeric order too.
+// # Ids
+//
+// Ledger and entry ids are 0 to math.MaxInt64, both ends included; a
+// negative id is an error matching ErrInvalidArgument at every call
+// (BookKeeper never writes one; the "last entry" meaning of entry id -1
+// belongs to the storage's reads, package bookie). Both words are then in
+// numeric order under the engine's bytewise order. A ledger's entries are
+// the keys [(L, 0), (L, MaxInt64)+1), which the last-entry probe reads,
+// and its purge deletes [(L, 0), (L+1, 0)); both ends are computed as
+// unsigned words, so neither overflows at MaxInt64.
+//
+// Upstream accepts negative entry ids (they sort after MaxInt64 within
+// their ledger) and probes and purges below (L, MaxInt64), exclusive: an
+// entry with id MaxInt64, or a negative one, is invisible to the last-entry
+// probe and survives its ledger's purge, so that a deleted ledger's entry
+// comes back when the ledger is written again. Here the purge also removes
+// the negative keys that older versions of this package accepted.
 //
 // # Concurrency
 //

@@ -136,7 +136,7 @@ func (ix *Index) enter(op string) error {
 func (ix *Index) exit() { ix.closeMu.RUnlock() }
 
 // GetLocation returns the location of entryID of ledgerID, or 0 if the
-// index has none. It does not consult the ledgers marked deleted: their
+// index has none. Negative ids are an error matching ErrInvalidArgument. It does not consult the ledgers marked deleted: their
 // locations stay readable until RemoveOffsetFromDeletedLedgers. With the
 // blocks in the cache it allocates nothing.
 func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
@@ -166,7 +166,7 @@ func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int
 		return 0, err
 	}
 	defer ix.exit()
-	if err := checkLedgerID(ledgerID); err != nil {
+	if err := checkIDs(ledgerID, entryID); err != nil {
 		return 0, err
 	}
 	s := ix.lookupScratch.Get().(*lookupScratch)
@@ -190,10 +190,11 @@ func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int
 	return location, nil
 }
 
-// GetLastEntryInLedger returns the greatest entry id in [0, MaxInt64) that
-// ledgerID has a location for. It fails with an error matching ErrNoEntry
-// when the ledger is marked deleted or has no such entry. Negative entry
-// ids sort after MaxInt64 and are not seen, as upstream.
+// GetLastEntryInLedger returns the greatest entry id (MaxInt64 included)
+// that ledgerID has a location for. It fails with an error matching
+// ErrNoEntry when the ledger is marked deleted or has no entry. (Upstream
+// probes below (L, MaxInt64), so an entry with id MaxInt64 is invisible
+// there.)
 //
 // It is a reverse seek bounded below by (ledgerID, 0): it never walks into
 // lower ledgers, whatever deleted data lies there.
@@ -230,7 +231,7 @@ func (ix *Index) getLastEntryInLedger(ledgerID int64, stats *lsm.ReadStats) (int
 	if ix.isMarkedDeleted(ledgerID) {
 		return 0, &noEntryError{ledgerID: ledgerID, deleted: true}
 	}
-	first, end := ledgerBounds(ledgerID)
+	first, end := entryRange(ledgerID)
 	var keyBuf, valueBuf [16]byte
 	var ro *lsm.ReadOptions
 	if stats != nil {

@@ -1,6 +1,7 @@
 package entrylocation
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -64,9 +65,28 @@ func TestKeyEncoding(t *testing.T) {
 	loc, err := decodeLocation(v[:])
 	require.NoError(t, err)
 	require.EqualValues(t, 0x0a0b0c0d0e0f1011, loc)
-	first, end := ledgerBounds(7)
+	first, end := entryRange(7)
 	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0}, first[:])
-	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, end[:])
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0x80, 0, 0, 0, 0, 0, 0, 0}, end[:])
+	lower, upper := LedgerEntryRange(7)
+	require.Equal(t, first, entryKey(lower))
+	require.Equal(t, end, entryKey(upper))
+	first, end = ledgerRange(7)
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0}, first[:])
+	require.Equal(t, []byte{0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0}, end[:])
+	// The maxima: neither end overflows into a negative (or zero) word.
+	first, end = entryRange(math.MaxInt64)
+	require.Equal(t, []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0}, first[:])
+	require.Equal(t, []byte{0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0}, end[:])
+	_, end = ledgerRange(math.MaxInt64)
+	require.Equal(t, []byte{0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, end[:])
+	maxKey := makeEntryKey(math.MaxInt64, math.MaxInt64)
+	require.Negative(t, bytes.Compare(maxKey[:], end[:]), "the greatest key is inside the last ledger's range")
+	l, e, err := DecodeKey(maxKey[:])
+	require.NoError(t, err)
+	require.Equal(t, [2]int64{math.MaxInt64, math.MaxInt64}, [2]int64{l, e})
+	_, _, err = DecodeKey(maxKey[:15])
+	require.ErrorIs(t, err, lsm.ErrCorruption)
 	id, err := decodeEntryID(k[:])
 	require.NoError(t, err)
 	require.EqualValues(t, -1, id)
@@ -90,14 +110,11 @@ func TestGetLastEntryInLedger(t *testing.T) {
 	requireNoEntry(t, ix, 7) // above every ledger: the floor is in ledger 6
 	requireNoEntry(t, ix, math.MaxInt64)
 
-	// Entries -1 and MaxInt64 are outside the probe, as upstream.
-	require.NoError(t, ix.AddLocation(8, -1, 6))
-	require.NoError(t, ix.AddLocation(9, math.MaxInt64, 7))
-	require.NoError(t, ix.AddLocation(9, math.MinInt64, 8))
-	requireNoEntry(t, ix, 8)
-	requireNoEntry(t, ix, 9)
+	// Entry MaxInt64 is an ordinary entry (upstream's probe misses it).
 	require.NoError(t, ix.AddLocation(9, math.MaxInt64-1, 9))
 	requireLastEntry(t, ix, 9, math.MaxInt64-1)
+	require.NoError(t, ix.AddLocation(9, math.MaxInt64, 7))
+	requireLastEntry(t, ix, 9, math.MaxInt64)
 	require.NoError(t, ix.AddLocation(8, 2, 10))
 	requireLastEntry(t, ix, 8, 2)
 
@@ -116,8 +133,8 @@ func TestGetLastEntryInLedger(t *testing.T) {
 	requireLastEntry(t, ix, 5, 1)
 
 	m := ix.Metrics().GetLastEntryInLedger
-	require.EqualValues(t, 8, m.SuccessCount)
-	require.EqualValues(t, 9, m.FailureCount)
+	require.EqualValues(t, 9, m.SuccessCount)
+	require.EqualValues(t, 7, m.FailureCount)
 	require.Zero(t, m.SuccessLatency.Count, "latency is measured only with EnableStatistics")
 	require.Zero(t, m.SuccessLatency.Sum)
 }
@@ -203,6 +220,11 @@ func TestBadInput(t *testing.T) {
 	defer b.Close()
 	for name, err := range map[string]error{
 		"GetLocation":           second(ix.GetLocation(-1, 0)),
+		"GetLocation entry":     second(ix.GetLocation(1, -1)),
+		"GetLocation min entry": second(ix.GetLocation(1, math.MinInt64)),
+		"AddLocation entry":     ix.AddLocation(1, -1, 1),
+		"Batch.AddLocation e":   b.AddLocation(1, math.MinInt64, 1),
+		"UpdateLocations entry": ix.UpdateLocations([]EntryLocation{{1, 0, 1}, {1, -2, 1}}),
 		"GetLastEntryInLedger":  second(ix.GetLastEntryInLedger(-2)),
 		"AddLocation":           ix.AddLocation(-3, 0, 1),
 		"Batch.AddLocation":     b.AddLocation(-4, 0, 1),
@@ -218,6 +240,8 @@ func TestBadInput(t *testing.T) {
 	}
 	_, err := ix.GetLocation(-1, 0)
 	require.ErrorContains(t, err, "ledger id -1")
+	_, err = ix.GetLocation(3, -1)
+	require.ErrorContains(t, err, "entry id -1 of ledger 3 is negative")
 	require.ErrorContains(t, ix.AddLocation(1, 2, 0), "location 0")
 	require.Zero(t, b.Count())
 
@@ -231,7 +255,7 @@ func TestBadInput(t *testing.T) {
 
 	// Bad lookups count as failures.
 	m := ix.Metrics()
-	require.EqualValues(t, 3, m.LookupEntryLocation.FailureCount)
+	require.EqualValues(t, 6, m.LookupEntryLocation.FailureCount)
 }
 
 func second(_ int64, err error) error { return err }

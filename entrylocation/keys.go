@@ -15,7 +15,7 @@ const (
 )
 
 // ErrInvalidArgument is the errors.Is target of errors caused by a bad
-// argument: a negative ledger id, a zero or negative location.
+// argument: a negative ledger or entry id, a zero or negative location.
 //
 // Errors of this package wrap their sentinel (errors.Wrapf) rather than
 // mark it (errors.Mark), so that the standard library's errors.Is and
@@ -25,8 +25,8 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // entryKey is an encoded (ledgerId, entryId) key.
 type entryKey [keySize]byte
 
-// makeEntryKey encodes (ledgerID, entryID) as two big-endian words.
-// Negative entry ids become large unsigned words, sorting after MaxInt64.
+// makeEntryKey encodes (ledgerID, entryID) as two big-endian words. Ids
+// are >= 0 (checked by the callers), so bytewise order is numeric order.
 func makeEntryKey(ledgerID, entryID int64) entryKey {
 	var k entryKey
 	k.set(ledgerID, entryID)
@@ -52,12 +52,53 @@ func EncodeLocation(location int64) [valueSize]byte {
 	return v
 }
 
-// ledgerBounds returns the keys (L, 0) and (L, MaxInt64): the range of a
-// ledger's non-negative entry ids, end exclusive, as upstream's purge and
-// last-entry probe use it.
-func ledgerBounds(ledgerID int64) (first, end entryKey) {
-	return makeEntryKey(ledgerID, 0), makeEntryKey(ledgerID, math.MaxInt64)
+// entryRange returns the keys (L, 0) and the key just after
+// (L, MaxInt64): the range of every entry id of a ledger, end exclusive,
+// for the last-entry probe. The end is (L, MaxInt64) with one added to
+// its entry word, which cannot overflow as an unsigned word.
+//
+// Upstream ends the range at (L, MaxInt64) itself, exclusive, so that an
+// entry with id MaxInt64 is invisible to the probe and survives its
+// ledger's purge; here the maxima are ordinary ids.
+func entryRange(ledgerID int64) (first, end entryKey) {
+	first = makeEntryKey(ledgerID, 0)
+	binary.BigEndian.PutUint64(end[0:8], uint64(ledgerID))
+	binary.BigEndian.PutUint64(end[8:16], uint64(math.MaxInt64)+1)
+	return first, end
 }
+
+// ledgerRange returns the keys (L, 0) and (L+1, 0): everything the
+// ledger holds, end exclusive, for its purge. L+1 is computed as an
+// unsigned word, so the ledger MaxInt64 ends at 0x8000000000000000, after
+// every key of a valid ledger. Unlike entryRange it also covers the keys
+// with negative entry ids that older versions accepted (they sort after
+// MaxInt64 within their ledger): a deleted ledger leaves nothing behind.
+func ledgerRange(ledgerID int64) (first, end entryKey) {
+	first = makeEntryKey(ledgerID, 0)
+	binary.BigEndian.PutUint64(end[0:8], uint64(ledgerID)+1)
+	return first, end
+}
+
+// LedgerEntryRange returns the bounds [lower, upper) of the keys of
+// ledgerID's entries 0 to MaxInt64 (both included), for tools that scan a
+// ledger's locations in an index's DB directly.
+func LedgerEntryRange(ledgerID int64) (lower, upper [keySize]byte) {
+	return entryRange(ledgerID)
+}
+
+// DecodeKey returns the ledger and entry ids of a persisted key, for tools
+// that read an index's DB directly. A key of the wrong size is an error
+// matching lsm.ErrCorruption.
+func DecodeKey(key []byte) (ledgerID, entryID int64, err error) {
+	if len(key) != keySize {
+		return 0, 0, errors.Wrapf(lsm.ErrCorruption, "entrylocation: key of %d bytes, want %d", len(key), keySize)
+	}
+	return int64(binary.BigEndian.Uint64(key[0:8])), int64(binary.BigEndian.Uint64(key[8:16])), nil
+}
+
+// DecodeLocation returns the location of a persisted value, for tools. A
+// value of the wrong size is an error matching lsm.ErrCorruption.
+func DecodeLocation(value []byte) (int64, error) { return decodeLocation(value) }
 
 // decodeEntryID returns the entry id of an encoded key.
 func decodeEntryID(key []byte) (int64, error) {
@@ -84,6 +125,20 @@ func checkLedgerID(ledgerID int64) error {
 	return nil
 }
 
+// checkIDs rejects negative ledger and entry ids. A negative entry id
+// would sort after MaxInt64 within its ledger; upstream's index stores it
+// (only its storage gives -1 a meaning, "the last entry", and never as a
+// key), but BookKeeper never writes one.
+func checkIDs(ledgerID, entryID int64) error {
+	if err := checkLedgerID(ledgerID); err != nil {
+		return err
+	}
+	if entryID < 0 {
+		return errors.Wrapf(ErrInvalidArgument, "entrylocation: entry id %d of ledger %d is negative (entry ids must be >= 0)", entryID, ledgerID)
+	}
+	return nil
+}
+
 // checkLocation rejects the locations a write may not store: 0 means
 // "absent" to readers, and a location is an unsigned log id and offset
 // that never sets the sign bit.
@@ -99,7 +154,7 @@ func checkLocation(ledgerID, entryID, location int64) error {
 
 // checkWrite validates the arguments of a location write.
 func checkWrite(ledgerID, entryID, location int64) error {
-	if err := checkLedgerID(ledgerID); err != nil {
+	if err := checkIDs(ledgerID, entryID); err != nil {
 		return err
 	}
 	return checkLocation(ledgerID, entryID, location)

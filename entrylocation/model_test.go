@@ -26,10 +26,10 @@ type indexModel struct {
 
 func (m *indexModel) set(l, e, loc int64) { m.locs[entryID{l, e}] = loc }
 
-// purge deletes [(L, 0), (L, MaxInt64)) of every marked ledger.
+// purge deletes every location of every marked ledger.
 func (m *indexModel) purge() {
 	for k := range m.locs {
-		if m.marked[k.ledger] && k.entry >= 0 && k.entry < math.MaxInt64 {
+		if m.marked[k.ledger] {
 			delete(m.locs, k)
 		}
 	}
@@ -42,28 +42,38 @@ func (m *indexModel) lastEntry(l int64) (int64, bool) {
 	}
 	last, found := int64(-1), false
 	for k := range m.locs {
-		if k.ledger == l && k.entry >= 0 && k.entry < math.MaxInt64 && k.entry > last {
+		if k.ledger == l && k.entry > last {
 			last, found = k.entry, true
 		}
 	}
 	return last, found
 }
 
-const modelLedgers = 12
+// modelLedgerIDs are the ledgers of the model test: small ones, and the
+// greatest ids, whose ranges end where a ledger id + 1 would overflow.
+var modelLedgerIDs = []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, math.MaxInt64 - 1, math.MaxInt64}
+
+func modelLedger(rng *rand.Rand) int64 { return modelLedgerIDs[rng.Intn(len(modelLedgerIDs))] }
 
 func modelEntry(rng *rand.Rand) int64 {
 	switch rng.Intn(20) {
 	case 0:
-		return -1
+		return 0
 	case 1:
 		return math.MaxInt64
 	case 2:
 		return math.MaxInt64 - 1
-	case 3:
-		return math.MinInt64
 	default:
 		return rng.Int63n(40)
 	}
+}
+
+// badEntry returns a negative entry id, which every call refuses.
+func badEntry(rng *rand.Rand) int64 {
+	if rng.Intn(2) == 0 {
+		return -1
+	}
+	return math.MinInt64 + rng.Int63n(3)
 }
 
 // TestModel runs random adds, batches, updates, deletes, purges, reopens
@@ -111,7 +121,7 @@ func TestModel(t *testing.T) {
 		for k := range m.locs {
 			checkGet(k.ledger, k.entry)
 		}
-		for l := int64(0); l < modelLedgers; l++ {
+		for _, l := range modelLedgerIDs {
 			checkLast(l)
 			checkGet(l, rng.Int63n(40))
 		}
@@ -122,7 +132,7 @@ func TestModel(t *testing.T) {
 		steps /= 4 // the race detector makes each step ~5x slower
 	}
 	for step := 0; step < steps; step++ {
-		l := rng.Int63n(modelLedgers)
+		l := modelLedger(rng)
 		switch op := rng.Intn(100); {
 		case op < 15:
 			e, loc := modelEntry(rng), newLoc()
@@ -146,7 +156,7 @@ func TestModel(t *testing.T) {
 		case op < 52:
 			var locs []EntryLocation
 			for range rng.Intn(20) {
-				locs = append(locs, EntryLocation{rng.Int63n(modelLedgers), modelEntry(rng), newLoc()})
+				locs = append(locs, EntryLocation{modelLedger(rng), modelEntry(rng), newLoc()})
 			}
 			require.NoError(t, ix.UpdateLocations(locs))
 			for _, p := range locs {
@@ -171,6 +181,22 @@ func TestModel(t *testing.T) {
 			checkAll()
 		case op < 63:
 			require.NoError(t, ix.Compact(context.Background()))
+		case op < 65:
+			// Negative ids are refused and change nothing.
+			e := badEntry(rng)
+			var err error
+			switch rng.Intn(4) {
+			case 0:
+				err = ix.AddLocation(l, e, newLoc())
+			case 1:
+				err = b.AddLocation(l, e, newLoc())
+			case 2:
+				err = ix.UpdateLocations([]EntryLocation{{l, 0, newLoc()}, {l, e, newLoc()}})
+			default:
+				_, err = ix.GetLocation(l, e)
+			}
+			require.ErrorIs(t, err, ErrInvalidArgument, "entry %d of ledger %d", e, l)
+			require.Equal(t, len(pending), b.Count())
 		case op < 80:
 			checkGet(l, modelEntry(rng))
 		default:
