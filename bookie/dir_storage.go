@@ -162,8 +162,9 @@ func (d *DirStorage) exit() { d.closeMu.RUnlock() }
 // needed (or starting a new life of a deleted one). It is durable after
 // the next checkpoint. When the write cache is full it triggers a
 // checkpoint and waits for room up to MaxThrottleTime, then fails with
-// ErrRejected. Entry ids must be >= 0; a second add of an entry replaces
-// it.
+// ErrRejected. Ledger and entry ids are 0 to MaxInt64 (a negative one is
+// an error matching ErrInvalidArgument); a second add of an entry
+// replaces it.
 func (d *DirStorage) AddEntry(ledgerID, entryID int64, payload []byte) error {
 	start := d.stats.addEntry.Start()
 	err := d.addEntry(ledgerID, entryID, payload)
@@ -179,8 +180,8 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}
-	if entryID < 0 {
-		return errors.Wrapf(ErrInvalidArgument, "bookie: entry id %d is negative", entryID)
+	if err := checkEntryID(ledgerID, entryID); err != nil {
+		return err
 	}
 	if maxSize := d.opts.maxEntrySize(); len(payload) > maxSize {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: entry %d of ledger %d has %d bytes, more than the %d a write cache can hold",
@@ -265,6 +266,9 @@ func (d *DirStorage) LedgerExists(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return false, err
+	}
 	exists, _ := d.ledgers.state(ledgerID)
 	return exists, nil
 }
@@ -276,6 +280,9 @@ func (d *DirStorage) LedgerInfo(ledgerID int64) (LedgerInfo, bool, error) {
 		return LedgerInfo{}, false, err
 	}
 	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return LedgerInfo{}, false, err
+	}
 	info, ok := d.ledgers.get(ledgerID)
 	return info, ok, nil
 }
@@ -301,6 +308,9 @@ func (d *DirStorage) SetFenced(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return false, err
+	}
 	return d.ledgers.setFenced(ledgerID)
 }
 
@@ -311,6 +321,9 @@ func (d *DirStorage) SetExplicitLAC(ledgerID int64, lac []byte) error {
 		return err
 	}
 	defer d.exit()
+	if err := checkLedgerID(ledgerID); err != nil {
+		return err
+	}
 	return d.ledgers.setExplicitLAC(ledgerID, lac)
 }
 

@@ -36,9 +36,19 @@ var (
 const LastEntry = -1
 
 // checkLedgerID rejects negative ledger ids, which the index cannot store.
+// Ledger ids are 0 to MaxInt64, both included.
 func checkLedgerID(ledgerID int64) error {
 	if ledgerID < 0 {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: ledger id %d is negative (ledger ids must be >= 0)", ledgerID)
+	}
+	return nil
+}
+
+// checkEntryID rejects the negative entry ids of a write. Entry ids are 0
+// to MaxInt64, both included; a read also takes LastEntry.
+func checkEntryID(ledgerID, entryID int64) error {
+	if entryID < 0 {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: entry id %d of ledger %d is negative (entry ids must be >= 0)", entryID, ledgerID)
 	}
 	return nil
 }

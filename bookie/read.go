@@ -45,7 +45,7 @@ func (d *DirStorage) getEntry(ledgerID, entryID int64) ([]byte, error) {
 		return nil, err
 	}
 	if entryID < 0 {
-		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: entry id %d is negative (only %d, the last entry, may be read)", entryID, LastEntry)
+		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: entry id %d of ledger %d is negative (entry ids must be >= 0; %d reads the last entry)", entryID, ledgerID, LastEntry)
 	}
 	if exists, _ := d.ledgers.state(ledgerID); !exists {
 		return nil, noLedger(ledgerID)

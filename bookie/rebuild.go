@@ -212,7 +212,10 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 		scan, err := entrylog.Scan(o.FS, filepath.Join(logDir, entrylog.LogFileName(id)), func(rec *entrylog.Record) error {
 			res.Records++
 			floor, ok := active[rec.LedgerID]
-			if !ok || rec.Location < floor {
+			if !ok || rec.Location < floor || rec.EntryID < 0 {
+				// Not an existing ledger's (negative ledger ids never
+				// are), below its floor, or an entry id the index
+				// refuses (no version of the storage writes one).
 				return nil
 			}
 			res.Indexed++
