@@ -26,7 +26,9 @@
 //	/api/v1/bookie/checkpoint               PUT    checkpoint every directory; answers once every entry written before is durable
 //
 // A write rejected because the write cache stayed full gets 503 with
-// Retry-After; a bad id 400; a payload above Options.MaxEntryBytes 413.
+// Retry-After; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a
+// negative, out-of-range or non-integer one); a payload above
+// Options.MaxEntryBytes 413.
 // The storage's statistics are exported with upstream's DbLedgerStorage
 // names (bookie_add_entry, bookie_read_entry, bookie_flush,
 // bookie_flush_entrylog, bookie_flush_locations_index, bookie_write_cache_hits,

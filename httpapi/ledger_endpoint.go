@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 
@@ -149,7 +150,9 @@ func (s *Service) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jsonObject{{"checkpoint", "done"}, {"durationMs", s.opts.Now().Sub(start).Milliseconds()}})
 }
 
-// queryID parses a non-negative id (or the given minimum) from the query.
+// queryID parses an id from the query: an integer from minimum (0, or
+// bookie.LastEntry where it means "the last entry") to MaxInt64. Anything
+// else is answered 400 with what is wrong, before the storage sees it.
 func queryID(w http.ResponseWriter, r *http.Request, name string, minimum int64) (int64, bool) {
 	v := r.URL.Query().Get(name)
 	if v == "" {
@@ -157,8 +160,18 @@ func queryID(w http.ResponseWriter, r *http.Request, name string, minimum int64)
 		return 0, false
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || id < minimum {
-		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s=%q is not an integer >= %d.", name, v, minimum))
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s=%q is out of range: ids are 0 to %d.", name, v, int64(math.MaxInt64)))
+		return 0, false
+	case err != nil:
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s=%q is not an integer.", name, v))
+		return 0, false
+	case id < minimum && minimum == bookie.LastEntry:
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s=%q is negative: ids are 0 to %d, and %d reads the last entry.", name, v, int64(math.MaxInt64), bookie.LastEntry))
+		return 0, false
+	case id < minimum:
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s=%q is negative: ids are 0 to %d.", name, v, int64(math.MaxInt64)))
 		return 0, false
 	}
 	return id, true
