@@ -111,7 +111,12 @@ func dbFloor(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	it, err := d.NewIter(&lsm.IterOptions{LowerBound: encodeKey(ledger, 0), UpperBound: encodeKey(ledger, math.MaxInt64)})
+	if ledger < 0 {
+		return usageErrorf("LEDGER %d is negative (ledger ids are 0 to %d)", ledger, int64(math.MaxInt64))
+	}
+	// Entries 0 to MaxInt64, both included.
+	lower, upper := entrylocation.LedgerEntryRange(ledger)
+	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower[:], UpperBound: upper[:]})
 	if err != nil {
 		return err
 	}
