@@ -96,6 +96,25 @@
 // as they are. Runs, tables and the new index go through the same file
 // system as the logs (RebuildOptions.FS).
 //
+// # Check
+//
+// CheckDirectory checks a directory offline, on a closed storage (it
+// takes the indexes' locks, so it refuses a directory a running storage
+// holds): it scans every entry log to its end and verifies every location
+// of the index, reading the record it names (the entry's own, checksum
+// intact). It reports records that do not decode (file and offset),
+// locations that name no record of their entry or a damaged one, and
+// counts. Damage where the index names a record at or after it is a
+// problem (the index names only synced bytes); a damaged tail nothing
+// names is what a crash during a checkpoint leaves, and only a warning.
+//
+// # Ids
+//
+// Ledger and entry ids are 0 to MaxInt64, both included, everywhere (a
+// write, a read, the last entry, a deletion and a ledger's new life after
+// it); a negative id is an error matching ErrInvalidArgument, except entry
+// id LastEntry (-1) in GetEntry, upstream's "last add confirmed" read.
+//
 // # Metrics
 //
 // DirMetrics carries upstream's DbLedgerStorageStats (add-entry,

@@ -1,0 +1,294 @@
+package bookie
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// checkFixture is a closed storage on the OS file system: ledgers 1 to 3
+// with checkLedgerEntries entries each over several entry logs, entries of
+// ledger 1 written twice (stale copies stay in the logs), and ledger 4
+// deleted and purged.
+type checkFixture struct {
+	dir string // the ledger (and index) directory
+}
+
+const checkLedgerEntries = 60
+
+func (f *checkFixture) options() *Options {
+	return &Options{
+		LedgerDirs:    []string{f.dir},
+		FlushInterval: -1,
+		GCWaitTime:    -1,
+		LogSizeLimit:  8 << 10,
+		Index:         &entrylocation.Options{Engine: smallEngine()},
+	}
+}
+
+func newCheckFixture(t *testing.T) *checkFixture {
+	t.Helper()
+	f := &checkFixture{dir: filepath.Join(t.TempDir(), "ledgers")}
+	s, err := Open(f.options())
+	require.NoError(t, err)
+	for l := int64(1); l <= 4; l++ {
+		for e := int64(0); e < checkLedgerEntries; e++ {
+			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+		}
+		require.NoError(t, s.Checkpoint())
+	}
+	for e := int64(0); e < 10; e++ {
+		require.NoError(t, s.AddEntry(1, e, payload(1, e, 1)))
+	}
+	require.NoError(t, s.Checkpoint())
+	_, err = s.DeleteLedger(4)
+	require.NoError(t, err)
+	require.NoError(t, s.Checkpoint())
+	require.NoError(t, s.Purge())
+	require.NoError(t, s.Close())
+	return f
+}
+
+func (f *checkFixture) check(t *testing.T) *CheckResult {
+	t.Helper()
+	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine()})
+	require.NoError(t, err)
+	for _, f := range res.Findings {
+		t.Log(f.String())
+	}
+	t.Log(res.Summary())
+	return res
+}
+
+// location returns an entry's location, from the index of the closed
+// storage.
+func (f *checkFixture) location(t *testing.T, ledgerID, entryID int64) int64 {
+	t.Helper()
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	require.NoError(t, err)
+	defer ix.Close()
+	loc, err := ix.GetLocation(ledgerID, entryID)
+	require.NoError(t, err)
+	require.NotZero(t, loc)
+	return loc
+}
+
+func (f *checkFixture) addLocation(t *testing.T, ledgerID, entryID, location int64) {
+	t.Helper()
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	require.NoError(t, err)
+	require.NoError(t, ix.AddLocation(ledgerID, entryID, location))
+	require.NoError(t, ix.Close())
+}
+
+func (f *checkFixture) locationsPath() string { return filepath.Join(f.dir, "current", "locations") }
+
+func (f *checkFixture) logPath(location int64) string {
+	return filepath.Join(f.dir, "current", entrylog.LogFileName(entrylog.LocationLogID(location)))
+}
+
+// findings returns the result's findings of a kind.
+func findings(res *CheckResult, kind FindingKind) []Finding {
+	var out []Finding
+	for _, f := range res.Findings {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestCheckClean(t *testing.T) {
+	f := newCheckFixture(t)
+	res := f.check(t)
+	require.Empty(t, res.Findings)
+	require.Zero(t, res.Problems())
+	require.EqualValues(t, 3*checkLedgerEntries, res.Locations, "ledgers 1 to 3; ledger 4 is purged")
+	require.EqualValues(t, 4*checkLedgerEntries+10, res.Records, "every copy, stale and deleted ones too")
+	require.Greater(t, res.Logs, 2)
+	require.Contains(t, res.Summary(), ": OK")
+
+	// The check wrote nothing: the storage opens and reads as before.
+	s, err := Open(f.options())
+	require.NoError(t, err)
+	defer s.Close()
+	requireEntry(t, s, 1, 3, payload(1, 3, 1))
+	requireEntry(t, s, 2, checkLedgerEntries-1, payload(2, checkLedgerEntries-1, 0))
+	requireNoLedger(t, s, 4)
+}
+
+// TestCheckRefusesARunningStorage: a check of a directory an open storage
+// holds fails at once, saying so.
+func TestCheckRefusesARunningStorage(t *testing.T) {
+	f := newCheckFixture(t)
+	s, err := Open(f.options())
+	require.NoError(t, err)
+	_, err = CheckDirectory(CheckOptions{LedgerDir: f.dir})
+	require.ErrorContains(t, err, "is in use: stop the storage (bookie-index serve) first")
+	require.NoError(t, s.Close())
+	_, err = CheckDirectory(CheckOptions{LedgerDir: f.dir})
+	require.NoError(t, err)
+
+	_, err = CheckDirectory(CheckOptions{LedgerDir: filepath.Join(t.TempDir(), "none")})
+	require.ErrorContains(t, err, "no entry location index at")
+	_, err = CheckDirectory(CheckOptions{})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+}
+
+func TestCheckFlippedByte(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 2, 7)
+	path := f.logPath(loc)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	offset := entrylog.LocationOffset(loc) - recordSizeField
+	data[offset+entrylog.RecordOverhead+3] ^= 0x01 // a byte of the payload
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	res := f.check(t)
+	damaged := findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, path, damaged[0].Path)
+	require.Equal(t, offset, damaged[0].Offset)
+	require.Contains(t, damaged[0].String(), fmt.Sprintf("%s: 1374 bytes not scanned: at offset %d", path, offset))
+	require.Contains(t, damaged[0].String(), "checksum")
+	entries := findings(res, FindingDamagedEntry)
+	require.Len(t, entries, 1)
+	require.Equal(t, [2]int64{2, 7}, [2]int64{entries[0].LedgerID, entries[0].EntryID})
+	require.Equal(t, loc, entries[0].Location)
+	require.EqualValues(t, 2, res.Problems())
+	require.Len(t, res.Findings, 2, "the records after the damaged one are verified one by one: intact")
+	require.Contains(t, res.Summary(), "2 problems")
+}
+
+func TestCheckTruncatedLog(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 3, 20)
+	path := f.logPath(loc)
+	offset := entrylog.LocationOffset(loc) - recordSizeField
+	require.NoError(t, os.Truncate(path, offset+10)) // inside the record of (3, 20)
+
+	res := f.check(t)
+	damaged := findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, offset, damaged[0].Offset)
+	require.EqualValues(t, 10, damaged[0].Unscanned)
+	missing := append(findings(res, FindingMissingRecord), findings(res, FindingDamagedEntry)...)
+	require.NotEmpty(t, missing)
+	for _, m := range missing {
+		require.Equal(t, path, m.Path)
+		require.GreaterOrEqual(t, m.Offset, offset)
+	}
+	require.Contains(t, fmt.Sprint(res.Findings), "entry 20 of ledger 3")
+	require.Positive(t, res.Problems())
+}
+
+func TestCheckLocationPastTheEnd(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 1, 0)
+	st, err := os.Stat(f.logPath(loc))
+	require.NoError(t, err)
+	bad := entrylog.MakeLocation(entrylog.LocationLogID(loc), st.Size()+100)
+	f.addLocation(t, 1, 1000, bad)
+	// And one naming another entry's record, and one in the header.
+	f.addLocation(t, 1, 1001, loc)
+	f.addLocation(t, 1, 1002, entrylog.MakeLocation(entrylog.LocationLogID(loc), 8))
+
+	res := f.check(t)
+	missing := findings(res, FindingMissingRecord)
+	require.Len(t, missing, 2, "%v", res.Findings)
+	require.Equal(t, int64(1000), missing[0].EntryID)
+	require.Equal(t, bad, missing[0].Location)
+	require.Contains(t, missing[0].String(), "past the readable end")
+	require.Equal(t, int64(1001), missing[1].EntryID)
+	require.Contains(t, missing[1].String(), "the record there is entry 0 of ledger 1")
+	badKeys := findings(res, FindingBadIndexRecord)
+	require.Len(t, badKeys, 1)
+	require.Contains(t, badKeys[0].String(), "is no record's")
+	require.EqualValues(t, 3, res.Problems())
+	require.Len(t, res.Findings, 3)
+}
+
+func TestCheckDeletedLog(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 2, 30)
+	path := f.logPath(loc)
+	require.NoError(t, os.Remove(path))
+
+	res := f.check(t)
+	missing := findings(res, FindingMissingRecord)
+	require.NotEmpty(t, missing)
+	require.Equal(t, int64(len(res.Findings)), res.Problems())
+	for _, m := range missing {
+		require.Equal(t, path, m.Path)
+		require.Contains(t, m.String(), "does not exist")
+	}
+	require.Contains(t, fmt.Sprint(res.Findings), "entry 30 of ledger 2")
+}
+
+// TestCheckTornTail: garbage after the last record that no location names
+// is what a crash during a checkpoint leaves: a warning, not a problem.
+func TestCheckTornTail(t *testing.T) {
+	f := newCheckFixture(t)
+	ids, err := entrylog.ListLogs(vfs.Default, filepath.Join(f.dir, "current"))
+	require.NoError(t, err)
+	path := filepath.Join(f.dir, "current", entrylog.LogFileName(ids[len(ids)-1]))
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fh.Write([]byte{0, 0, 1, 0, 9, 9, 9})
+	require.NoError(t, err)
+	require.NoError(t, fh.Close())
+
+	res := f.check(t)
+	require.Zero(t, res.Problems(), "%v", res.Findings)
+	torn := findings(res, FindingTornTail)
+	require.Len(t, torn, 1)
+	require.Equal(t, path, torn[0].Path)
+	require.Equal(t, st.Size(), torn[0].Offset)
+	require.EqualValues(t, 1, res.Count(FindingTornTail))
+	require.Contains(t, res.Summary(), ": OK")
+}
+
+func TestCheckBadHeader(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 1, 40)
+	path := f.logPath(loc)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[1] ^= 0xff
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	res := f.check(t)
+	bad := findings(res, FindingBadLog)
+	require.Len(t, bad, 1, "%v", res.Findings)
+	require.Equal(t, path, bad[0].Path)
+	require.Contains(t, bad[0].String(), "bad magic")
+	require.NotEmpty(t, findings(res, FindingDamagedEntry))
+	require.Equal(t, int64(len(res.Findings)), res.Problems())
+}
+
+// TestCheckMaxFindings: the counts are complete, the list is bounded.
+func TestCheckMaxFindings(t *testing.T) {
+	f := newCheckFixture(t)
+	require.NoError(t, os.Remove(f.logPath(f.location(t, 3, 0))))
+	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine(), MaxFindings: 2})
+	require.NoError(t, err)
+	require.Len(t, res.Findings, 2)
+	require.Greater(t, res.Count(FindingMissingRecord), int64(2))
+	require.True(t, strings.Contains(res.Summary(), fmt.Sprintf("%d locations naming no record of their entry", res.Count(FindingMissingRecord))), res.Summary())
+}
+
+// smallEngine is a small engine on the OS file system.
+func smallEngine() *lsm.Options {
+	return &lsm.Options{WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10, BlockCacheSize: 1 << 20}
+}
