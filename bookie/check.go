@@ -185,9 +185,27 @@ func (r *CheckResult) Problems() int64 {
 	return n
 }
 
+// plural prints a count and a noun that takes an s.
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// Unlisted returns the number of findings counted but not listed in
+// Findings (beyond MaxFindings).
+func (r *CheckResult) Unlisted() int64 {
+	var n int64
+	for _, c := range r.counts {
+		n += c
+	}
+	return n - int64(len(r.Findings))
+}
+
 // Summary prints the counts on one line.
 func (r *CheckResult) Summary() string {
-	s := fmt.Sprintf("%d entry logs (%d bytes, %d records), %d locations verified", r.Logs, r.LogBytes, r.Records, r.Locations)
+	s := fmt.Sprintf("%s (%d bytes, %s), %s verified", plural(int64(r.Logs), "entry log"), r.LogBytes, plural(r.Records, "record"), plural(r.Locations, "location"))
 	for k := FindingKind(1); k < numFindingKinds; k++ {
 		switch n := r.counts[k]; n {
 		case 0:

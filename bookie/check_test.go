@@ -285,6 +285,7 @@ func TestCheckMaxFindings(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res.Findings, 2)
 	require.Greater(t, res.Count(FindingMissingRecord), int64(2))
+	require.Equal(t, res.Count(FindingMissingRecord)-2, res.Unlisted())
 	require.True(t, strings.Contains(res.Summary(), fmt.Sprintf("%d locations naming no record of their entry", res.Count(FindingMissingRecord))), res.Summary())
 }
 

@@ -4,6 +4,7 @@
 //	bookie-index serve   [--conf FILE] [--set key=value ...]   run the service
 //	bookie-index compact [--conf FILE] [--set key=value ...]   compact every index, offline
 //	bookie-index rebuild [--conf FILE] [--set key=value ...]   rebuild every index from the entry logs, offline
+//	bookie-index check   [--conf FILE] [--set key=value ...]   check every entry log against its index, offline
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
 //	bookie-index db      props|get|floor|scan|check     inspect a closed database
 //
@@ -40,6 +41,7 @@ commands:
   serve    run the entry location index service (--conf FILE, or the embedded default)
   compact  fully compact every directory's entry location index, offline (--conf FILE)
   rebuild  rebuild every directory's entry location index from its entry logs, offline (--conf FILE)
+  check    check every directory's entry logs and entry location index against each other, offline (--conf FILE)
   bench    the entry-location benchmark (BENCHMARK.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only: db props|get|floor|scan|check
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runCompact(args[1:], stdout, stderr)
 	case "rebuild":
 		err = runRebuild(args[1:], stdout, stderr)
+	case "check":
+		err = runCheck(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
 	case "bench":
