@@ -3,6 +3,7 @@ package bookie
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
@@ -187,4 +188,36 @@ func TestDeletedEntryMaxIDStaysDeleted(t *testing.T) {
 	require.NoError(t, s.Checkpoint())
 	requireNoEntry(t, s, 7, math.MaxInt64)
 	requireLastEntry(t, s, 7, 0, []byte("new life"), "in its new life")
+}
+
+// TestRebuildIDBoundaries: a rebuild indexes the entries at both ends of
+// the id space, and the check finds the storage clean.
+func TestRebuildIDBoundaries(t *testing.T) {
+	opts := osOptions(t.TempDir(), 1)
+	s, err := Open(opts)
+	require.NoError(t, err)
+	const maxID = math.MaxInt64
+	for _, l := range []int64{0, maxID} {
+		for _, e := range []int64{0, maxID} {
+			require.NoError(t, s.AddEntry(l, e, idPayload(l, e, 0)))
+		}
+	}
+	require.NoError(t, s.Close())
+	before := dumpLocations(t, filepath.Join(opts.IndexDirs[0], "current", "locations"))
+	require.Len(t, before, 4)
+	res, err := CheckDirectory(CheckOptions{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
+	require.NoError(t, err)
+	require.Empty(t, res.Findings)
+	require.EqualValues(t, 4, res.Locations)
+
+	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
+	require.NoError(t, err)
+	require.Equal(t, before, dumpLocations(t, filepath.Join(opts.IndexDirs[0], "current", "locations")))
+	s, err = Open(opts)
+	require.NoError(t, err)
+	defer s.Close()
+	for _, l := range []int64{0, maxID} {
+		requireLastEntry(t, s, l, maxID, idPayload(l, maxID, 0), "after a rebuild")
+		requireEntry(t, s, l, 0, idPayload(l, 0, 0))
+	}
 }
