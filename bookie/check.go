@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
@@ -313,7 +314,10 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 			for _, held := range locks {
 				_ = held.Close()
 			}
-			return nil, errors.Wrapf(err, "bookie: check: %s is in use: stop the storage (bookie-index serve) first", dir)
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, errors.Wrapf(err, "bookie: check: %s is in use: stop the storage (bookie-index serve) first", dir)
+			}
+			return nil, errors.Wrapf(err, "bookie: check: cannot lock %s (is a storage running on it?)", dir)
 		}
 		locks = append(locks, l)
 	}

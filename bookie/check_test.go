@@ -169,6 +169,29 @@ func TestCheckFlippedByte(t *testing.T) {
 	require.Contains(t, res.Summary(), "2 problems")
 }
 
+// TestCheckFlippedByteInLastRecord: the last record of the newest log,
+// acknowledged by a checkpoint, is damaged, not a torn tail: the index
+// names it.
+func TestCheckFlippedByteInLastRecord(t *testing.T) {
+	f := newCheckFixture(t)
+	loc := f.location(t, 1, 9) // the fixture's last write
+	path := f.logPath(loc)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	offset := entrylog.LocationOffset(loc) - recordSizeField
+	require.Equal(t, int64(len(data)), offset+entrylog.RecordOverhead+int64(len(payload(1, 9, 1))), "the last record of its log")
+	data[len(data)-12] ^= 0x80
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	res := f.check(t)
+	require.Zero(t, res.Count(FindingTornTail))
+	damaged := findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, offset, damaged[0].Offset)
+	require.Len(t, findings(res, FindingDamagedEntry), 1)
+	require.EqualValues(t, 2, res.Problems())
+}
+
 func TestCheckTruncatedLog(t *testing.T) {
 	f := newCheckFixture(t)
 	loc := f.location(t, 3, 20)
