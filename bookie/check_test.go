@@ -1,11 +1,13 @@
 package bookie
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
@@ -315,4 +317,121 @@ func TestCheckMaxFindings(t *testing.T) {
 // smallEngine is a small engine on the OS file system.
 func smallEngine() *lsm.Options {
 	return &lsm.Options{WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10, BlockCacheSize: 1 << 20}
+}
+
+var (
+	checkFlipRounds = flag.Int("check-flip-rounds", 40, "rounds of TestCheckRandomFlips")
+	checkFlipSeed   = flag.Int64("check-flip-seed", 0, "seed of TestCheckRandomFlips (0: the time)")
+)
+
+// TestCheckRandomFlips flips one random byte of one random entry log at a
+// time and checks that the check reports exactly what a model of the logs
+// says: nothing for the header's zero padding (no checksum covers it); an
+// unreadable log for the rest of the header; otherwise the record hit, as
+// damage if the index names a record at or after it and as a torn tail if
+// not, and the location of that record if the index names it. The other
+// locations are intact and not reported.
+func TestCheckRandomFlips(t *testing.T) {
+	seed := *checkFlipSeed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("seed %d (-check-flip-seed to repeat)", seed)
+	rng := newRand(seed)
+	f := newCheckFixture(t)
+	// And a last log that only a deleted ledger wrote: nothing names its
+	// records, so damage there is a torn tail.
+	s, err := Open(f.options())
+	require.NoError(t, err)
+	for e := int64(0); e < 20; e++ {
+		require.NoError(t, s.AddEntry(5, e, payload(5, e, 0)))
+	}
+	require.NoError(t, s.Checkpoint())
+	_, err = s.DeleteLedger(5)
+	require.NoError(t, err)
+	require.NoError(t, s.Purge())
+	require.NoError(t, s.Close())
+	logDir := filepath.Join(f.dir, "current")
+	ids, err := entrylog.ListLogs(vfs.Default, logDir)
+	require.NoError(t, err)
+
+	// The model: every record of every log, and whether the index names it.
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	require.NoError(t, err)
+	type record struct {
+		start, end             int64
+		ledgerID, entryID, loc int64
+		named                  bool
+	}
+	records := map[int64][]record{}
+	for _, id := range ids {
+		_, err := entrylog.Scan(vfs.Default, filepath.Join(logDir, entrylog.LogFileName(id)), func(r *entrylog.Record) error {
+			cur, err := ix.GetLocation(r.LedgerID, r.EntryID)
+			start := entrylog.LocationOffset(r.Location) - recordSizeField
+			records[id] = append(records[id], record{start, start + entrylog.RecordOverhead + int64(len(r.Payload)), r.LedgerID, r.EntryID, r.Location, cur == r.Location})
+			return err
+		})
+		require.NoError(t, err)
+	}
+	require.NoError(t, ix.Close())
+
+	torn := 0
+	for round := 0; round < *checkFlipRounds; round++ {
+		id := ids[rng.Intn(len(ids))]
+		path := filepath.Join(logDir, entrylog.LogFileName(id))
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		pos := rng.Int63n(int64(len(data)))
+		if rng.Intn(4) == 0 {
+			pos = rng.Int63n(entrylog.HeaderSize)
+		}
+		bit := byte(1) << rng.Intn(8)
+		data[pos] ^= bit
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+
+		res := f.check(t)
+		what := fmt.Sprintf("round %d: bit %#x of byte %d of %s", round, bit, pos, path)
+		switch {
+		case pos >= 20 && pos < entrylog.HeaderSize:
+			require.Empty(t, res.Findings, what)
+		case pos < 20:
+			require.Len(t, findings(res, FindingBadLog), 1, what)
+			require.Equal(t, path, res.Findings[0].Path, what)
+			require.Zero(t, res.Count(FindingMissingRecord)+res.Count(FindingDamagedRecord)+res.Count(FindingTornTail), what)
+		default:
+			var hit record
+			laterNamed := false
+			for _, r := range records[id] {
+				if pos >= r.start && pos < r.end {
+					hit = r
+				}
+				if r.named && r.start >= hit.start && hit.end > 0 {
+					laterNamed = true
+				}
+			}
+			require.NotZero(t, hit.end, what)
+			want := FindingTornTail
+			if laterNamed {
+				want = FindingDamagedRecord
+			} else {
+				torn++
+			}
+			logFindings := append(findings(res, FindingDamagedRecord), findings(res, FindingTornTail)...)
+			require.Len(t, logFindings, 1, "%s: %v", what, res.Findings)
+			require.Equal(t, want, logFindings[0].Kind, what)
+			require.Equal(t, hit.start, logFindings[0].Offset, what)
+			locs := append(findings(res, FindingDamagedEntry), findings(res, FindingMissingRecord)...)
+			if hit.named {
+				require.Len(t, locs, 1, "%s: %v", what, res.Findings)
+				require.Equal(t, [3]int64{hit.ledgerID, hit.entryID, hit.loc}, [3]int64{locs[0].LedgerID, locs[0].EntryID, locs[0].Location}, what)
+			} else {
+				require.Empty(t, locs, "%s: %v", what, res.Findings)
+			}
+			require.Equal(t, want.Problem() || hit.named, res.Problems() > 0, what)
+		}
+		data[pos] ^= bit
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
+	require.Empty(t, f.check(t).Findings)
+	t.Logf("%d rounds, %d torn tails", *checkFlipRounds, torn)
 }
