@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -434,4 +435,34 @@ func TestCheckRandomFlips(t *testing.T) {
 	}
 	require.Empty(t, f.check(t).Findings)
 	t.Logf("%d rounds, %d torn tails", *checkFlipRounds, torn)
+}
+
+// TestCheckIOErrors: an I/O error while scanning a log or while reading
+// the record of a location stops the check with an error naming the file;
+// it is never taken for damage nor for a clean directory.
+func TestCheckIOErrors(t *testing.T) {
+	f := newCheckFixture(t)
+	path := f.logPath(f.location(t, 2, 30))
+	var reads, failAt atomic.Int64
+	fs := vfs.NewErrorFS(vfs.Default, vfs.InjectorFunc(func(op vfs.Op) error {
+		if op.Kind != vfs.OpRead || op.Path != path {
+			return nil
+		}
+		if n := reads.Add(1); n == failAt.Load() {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, FS: fs, Engine: smallEngine()})
+	require.NoError(t, err)
+	require.Empty(t, res.Findings)
+	scanReads := reads.Load() // the scan's, and the locations' after it
+	require.Positive(t, scanReads)
+	for _, n := range []int64{1, 2, scanReads} {
+		reads.Store(0)
+		failAt.Store(n)
+		_, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, FS: fs, Engine: smallEngine()})
+		require.ErrorIs(t, err, vfs.ErrInjected, "read %d of %d", n, scanReads)
+		require.ErrorContains(t, err, path, "read %d of %d", n, scanReads)
+	}
 }
