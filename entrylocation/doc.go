@@ -56,7 +56,7 @@
 // Upstream accepts negative entry ids (they sort after MaxInt64 within
 // their ledger) and probes and purges below (L, MaxInt64), exclusive: an
 // entry with id MaxInt64, or a negative one, is invisible to the last-entry
-// probe and survives its ledger's purge, so that a deleted ledger's entry
+// probe and survives its ledger's purge: a deleted ledger's entry MaxInt64
 // comes back when the ledger is written again. Here the purge also removes
 // the negative keys that older versions of this package accepted.
 //
