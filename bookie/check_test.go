@@ -466,3 +466,14 @@ func TestCheckIOErrors(t *testing.T) {
 		require.ErrorContains(t, err, path, "read %d of %d", n, scanReads)
 	}
 }
+
+// TestCheckBadLastID: a damaged lastId file stops the check with an error
+// naming it.
+func TestCheckBadLastID(t *testing.T) {
+	f := newCheckFixture(t)
+	path := filepath.Join(f.dir, "current", "lastId")
+	require.NoError(t, os.WriteFile(path, []byte("zz\n"), 0o644))
+	_, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine()})
+	require.ErrorIs(t, err, entrylog.ErrCorruption)
+	require.ErrorContains(t, err, path)
+}
