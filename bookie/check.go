@@ -63,7 +63,8 @@ type CheckProgress struct {
 // FindingKind says what a check found.
 type FindingKind uint8
 
-// The kinds of findings. All are problems but FindingTornTail.
+// The kinds of findings. All are problems but FindingTornTail and
+// FindingUnknownLedger, which are warnings.
 const (
 	// FindingBadLog: an entry log that cannot be scanned at all (a bad
 	// header, a file that names another log).
@@ -91,6 +92,14 @@ const (
 	// does not decode, has a negative id, or a location that can name no
 	// record.
 	FindingBadIndexRecord
+	// FindingUnknownLedger: a location of a ledger the ledgers index has
+	// no record of. Reads cannot reach it (the ledger does not exist) and
+	// a rebuild drops it. A warning: no read returns a wrong answer.
+	FindingUnknownLedger
+	// FindingBelowFloor: a location of an existing ledger below the floor
+	// of its current life: a copy from before the ledger was deleted,
+	// which the purge should have removed; reads would return it.
+	FindingBelowFloor
 
 	numFindingKinds = iota + 1
 )
@@ -103,6 +112,8 @@ var findingNames = [numFindingKinds][2]string{
 	FindingMissingRecord:  {"location naming no record of its entry", "locations naming no record of their entry"},
 	FindingDamagedEntry:   {"location naming a damaged record", "locations naming a damaged record"},
 	FindingBadIndexRecord: {"bad index record", "bad index records"},
+	FindingUnknownLedger:  {"location of a ledger the ledgers index does not hold", "locations of ledgers the ledgers index does not hold"},
+	FindingBelowFloor:     {"location below its ledger's floor", "locations below their ledger's floor"},
 }
 
 // String names the kind.
@@ -114,7 +125,7 @@ func (k FindingKind) String() string {
 }
 
 // Problem reports whether findings of this kind make a check fail.
-func (k FindingKind) Problem() bool { return k != FindingTornTail }
+func (k FindingKind) Problem() bool { return k != FindingTornTail && k != FindingUnknownLedger }
 
 // Finding is one thing a check found.
 type Finding struct {
@@ -139,6 +150,8 @@ func (f *Finding) String() string {
 	switch f.Kind {
 	case FindingMissingRecord, FindingDamagedEntry:
 		return fmt.Sprintf("%s: %v (%s)", f.Kind, f.Err, f.Path)
+	case FindingUnknownLedger, FindingBelowFloor:
+		return fmt.Sprintf("%s: entry %d of ledger %d at %s: %v", f.Kind, f.EntryID, f.LedgerID, entrylog.FormatLocation(f.Location), f.Err)
 	case FindingBadIndexRecord:
 		return fmt.Sprintf("%s: key %s: %v", f.Kind, hex.EncodeToString(f.Key), f.Err)
 	default:
@@ -230,9 +243,11 @@ func (r *CheckResult) Summary() string {
 // log to its end, reporting records that do not decode (file, offset),
 // and verifies every location of the entry location index: the record it
 // names must be its entry's (ledger and entry ids match) and intact
-// (checksum). A damaged tail that no location reaches is a warning (a
-// crash's torn write looks like that); every other finding is a problem.
-// It writes nothing.
+// (checksum), its ledger must exist in the ledgers index, and it must not
+// be below the floor of the ledger's current life. A damaged tail that no
+// location reaches is a warning (a crash's torn write looks like that), as
+// is a location of a ledger the ledgers index does not hold (no read
+// reaches it); every other finding is a problem. It writes nothing.
 //
 // It holds the indexes' locks for its length, so it fails, saying so, on
 // a directory a running storage holds: run it on a closed storage. The
@@ -283,6 +298,9 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 			_ = l.Close()
 		}
 	}()
+	if c.ledgers, err = loadLedgers(o.FS, filepath.Join(current, "ledgers")); err != nil {
+		return nil, err
+	}
 	if err := c.scanLogs(); err != nil {
 		return nil, err
 	}
@@ -324,6 +342,42 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 	return locks, nil
 }
 
+// loadLedgers reads every record of the ledgers index at path, read-only
+// (the caller holds its lock); nil if there is none.
+func loadLedgers(fs vfs.FS, path string) (map[int64]LedgerInfo, error) {
+	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	opts := ledgersEngineOptions(nil, nil)
+	opts.FS, opts.ReadOnly = fs, true
+	db, err := lsm.Open(path, &opts)
+	if err != nil {
+		return nil, errors.Wrapf(err, "bookie: check: opening the ledgers index %s", path)
+	}
+	defer db.Close()
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return nil, errors.Wrapf(err, "bookie: check: reading the ledgers index %s", path)
+	}
+	ledgers := map[int64]LedgerInfo{}
+	for ok := it.First(); ok; ok = it.Next() {
+		id, err := decodeLedgerKey(it.Key())
+		var info LedgerInfo
+		if err == nil {
+			info, err = decodeLedgerRecord(it.Value())
+		}
+		if err != nil {
+			_ = it.Close()
+			return nil, errors.Wrapf(lsm.ErrCorruption, "bookie: check: ledgers index %s: key %x: %v", path, it.Key(), err)
+		}
+		ledgers[id] = info
+	}
+	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
+		return nil, errors.Wrapf(err, "bookie: check: reading the ledgers index %s", path)
+	}
+	return ledgers, nil
+}
+
 // checker is one CheckDirectory.
 type checker struct {
 	opts  *CheckOptions
@@ -335,6 +389,9 @@ type checker struct {
 	// lastNamed is, per log, the greatest record offset (of its size
 	// field) a location names.
 	lastNamed map[int64]int64
+	// ledgers is what the ledgers index records of each ledger; nil
+	// without a ledgers index.
+	ledgers map[int64]LedgerInfo
 	// The findings, by where they were found.
 	logFindings, locationFindings []Finding
 }
@@ -449,6 +506,17 @@ func (c *checker) verifyLocation(logs *entrylog.Logger, key, value []byte) error
 	if err != nil {
 		c.addLocation(Finding{Kind: FindingBadIndexRecord, Key: append([]byte(nil), key...), LedgerID: ledgerID, EntryID: entryID, Location: location, Err: err})
 		return nil
+	}
+	if c.ledgers != nil {
+		info, ok := c.ledgers[ledgerID]
+		switch {
+		case !ok:
+			c.addLocation(Finding{Kind: FindingUnknownLedger, LedgerID: ledgerID, EntryID: entryID, Location: location,
+				Err: errors.Newf("the ledgers index has no record of ledger %d", ledgerID)})
+		case info.Exists && !info.PurgePending && location < info.Floor:
+			c.addLocation(Finding{Kind: FindingBelowFloor, LedgerID: ledgerID, EntryID: entryID, Location: location,
+				Err: errors.Newf("the ledger's current life starts at %s", entrylog.FormatLocation(info.Floor))})
+		}
 	}
 	logID, offset := entrylog.LocationLogID(location), entrylog.LocationOffset(location)-recordSizeField
 	if last, ok := c.lastNamed[logID]; !ok || offset > last {

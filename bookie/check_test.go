@@ -477,3 +477,47 @@ func TestCheckBadLastID(t *testing.T) {
 	require.ErrorIs(t, err, entrylog.ErrCorruption)
 	require.ErrorContains(t, err, path)
 }
+
+// TestCheckLedgersIndex: a location of a ledger the ledgers index does not
+// hold is a warning; a location below its ledger's floor (a copy from
+// before the ledger was deleted) is a problem.
+func TestCheckLedgersIndex(t *testing.T) {
+	f := newCheckFixture(t)
+	oldLife := f.location(t, 3, 1)
+	s, err := Open(f.options())
+	require.NoError(t, err)
+	_, err = s.DeleteLedger(3)
+	require.NoError(t, err)
+	require.NoError(t, s.AddEntry(3, 0, payload(3, 0, 2)))
+	require.NoError(t, s.Checkpoint())
+	info, ok, err := s.LedgerInfo(3)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Greater(t, info.Floor, oldLife)
+	require.NoError(t, s.Close())
+	require.Empty(t, f.check(t).Findings, "the new life is clean")
+
+	// The old life's location of (3, 1), back in the index: reads would
+	// return the deleted entry.
+	f.addLocation(t, 3, 1, oldLife)
+	res := f.check(t)
+	below := findings(res, FindingBelowFloor)
+	require.Len(t, below, 1, "%v", res.Findings)
+	require.Equal(t, [3]int64{3, 1, oldLife}, [3]int64{below[0].LedgerID, below[0].EntryID, below[0].Location})
+	require.Contains(t, below[0].String(), "the ledger's current life starts at")
+	require.Len(t, res.Findings, 1, "the record itself is intact")
+	require.EqualValues(t, 1, res.Problems())
+
+	// Ledger 2's record gone from the ledgers index: its locations are
+	// unreachable, a warning each.
+	db, err := lsm.Open(filepath.Join(f.dir, "current", "ledgers"), smallEngine())
+	require.NoError(t, err)
+	var b lsm.Batch
+	b.Delete(ledgerKey(2))
+	require.NoError(t, db.Apply(&b, lsm.Sync))
+	require.NoError(t, db.Close())
+	res = f.check(t)
+	require.EqualValues(t, checkLedgerEntries, res.Count(FindingUnknownLedger))
+	require.EqualValues(t, 1, res.Problems(), "only the location below the floor")
+	require.Contains(t, res.Summary(), fmt.Sprintf("%d locations of ledgers the ledgers index does not hold", checkLedgerEntries))
+}

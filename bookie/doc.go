@@ -102,11 +102,14 @@
 // takes the indexes' locks, so it refuses a directory a running storage
 // holds): it scans every entry log to its end and verifies every location
 // of the index, reading the record it names (the entry's own, checksum
-// intact). It reports records that do not decode (file and offset),
-// locations that name no record of their entry or a damaged one, and
-// counts. Damage where the index names a record at or after it is a
-// problem (the index names only synced bytes); a damaged tail nothing
-// names is what a crash during a checkpoint leaves, and only a warning.
+// intact) and checking it against the ledgers index (its ledger exists;
+// it is not below the floor of the ledger's current life). It reports
+// records that do not decode (file and offset), locations that name no
+// record of their entry or a damaged one, and counts. Damage where the
+// index names a record at or after it is a problem (the index names only
+// synced bytes); a damaged tail nothing names is what a crash during a
+// checkpoint leaves, and only a warning, as is a location of a ledger the
+// ledgers index does not hold (no read reaches it).
 //
 // # Ids
 //
