@@ -23,11 +23,13 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 	c, err := loadConfigCommand("check", "Checks every ledger directory of the configuration offline: stop\n"+
 		"'bookie-index serve' first (a directory it holds is refused). Every entry log\n"+
 		"is scanned to its end, and every location of the entry location index must\n"+
-		"name an intact record of its entry. Prints the damaged records (file and\n"+
-		"offset), the locations that name a missing or damaged record (ledger, entry,\n"+
-		"location) and a summary per directory; a torn tail no location names (what a\n"+
-		"crash during a checkpoint leaves) is a warning. Exits 1 on any problem, 0 when\n"+
-		"clean. Writes nothing.", args, stderr)
+		"name an intact record of its entry, of a ledger the ledgers index holds, at\n"+
+		"or above the floor of the ledger's current life. Prints the damaged records\n"+
+		"(file and offset), the locations that name a missing or damaged record\n"+
+		"(ledger, entry, location) and a summary per directory; a torn tail no\n"+
+		"location names (what a crash during a checkpoint leaves) and a location of a\n"+
+		"ledger without a record are warnings. Exits 1 on any problem, 0 when clean.\n"+
+		"Writes nothing.", args, stderr)
 	if err != nil {
 		return err
 	}
