@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -48,6 +49,10 @@ type CheckOptions struct {
 	// Progress, if set, is called after each entry log and every million
 	// locations.
 	Progress func(CheckProgress)
+	// Logger receives the engines' and entry logs' own lines (a torn WAL
+	// tail replayed read-only, say); the findings are in the result.
+	// Default: discarded.
+	Logger *slog.Logger
 }
 
 // CheckProgress reports a check's progress.
@@ -269,12 +274,18 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 	if o.MaxFindings <= 0 {
 		o.MaxFindings = DefaultCheckMaxFindings
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
 	var engine lsm.Options
 	if o.Engine != nil {
 		engine = *o.Engine
 	}
 	if err := useFS(&engine, o.FS, "Engine.FS"); err != nil {
 		return nil, err
+	}
+	if engine.Logger == nil {
+		engine.Logger = o.Logger
 	}
 	engine.EnsureDefaults()
 	engine.ReadOnly = true
@@ -298,7 +309,7 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 			_ = l.Close()
 		}
 	}()
-	if c.ledgers, err = loadLedgers(o.FS, filepath.Join(current, "ledgers")); err != nil {
+	if c.ledgers, err = loadLedgers(o.FS, filepath.Join(current, "ledgers"), o.Logger); err != nil {
 		return nil, err
 	}
 	if err := c.scanLogs(); err != nil {
@@ -344,11 +355,11 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 
 // loadLedgers reads every record of the ledgers index at path, read-only
 // (the caller holds its lock); nil if there is none.
-func loadLedgers(fs vfs.FS, path string) (map[int64]LedgerInfo, error) {
+func loadLedgers(fs vfs.FS, path string, logger *slog.Logger) (map[int64]LedgerInfo, error) {
 	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	opts := ledgersEngineOptions(nil, nil)
+	opts := ledgersEngineOptions(nil, logger)
 	opts.FS, opts.ReadOnly = fs, true
 	db, err := lsm.Open(path, &opts)
 	if err != nil {
@@ -461,7 +472,7 @@ func (c *checker) verifyLocations(engine *lsm.Options) error {
 		return errors.Wrapf(err, "bookie: check: opening the entry location index %s", c.res.LocationsPath)
 	}
 	defer db.Close()
-	logs, err := entrylog.Open(c.res.LogDir, &entrylog.Options{FS: c.opts.FS})
+	logs, err := entrylog.Open(c.res.LogDir, &entrylog.Options{FS: c.opts.FS, Logger: c.opts.Logger})
 	if err != nil {
 		return errors.Wrap(err, "bookie: check")
 	}

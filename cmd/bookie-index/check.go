@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
@@ -37,6 +38,12 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 	if err != nil {
 		return errors.Wrap(err, "entry location options")
 	}
+	// The engines' own lines would interleave with the findings; keep
+	// their warnings.
+	log, err := newLogger(c, stderr, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
 	n := len(c.LedgerDirectories)
 	failed, withProblems := 0, 0
 	for i := range c.LedgerDirectories {
@@ -46,6 +53,7 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
 			Engine:    engine,
+			Logger:    log,
 			Progress: func(p bookie.CheckProgress) {
 				if time.Since(last) < progressEvery {
 					return
