@@ -369,6 +369,12 @@ func (r *runner) startWriter() func() (int64, error) {
 // table bytes given back once compactions settle.
 func (r *runner) deletePhase(cacheBytes int64) (OpRow, error) {
 	cfg := r.cfg
+	// Measure from a settled index: what the phases before left in the
+	// memtables would otherwise be flushed after the deletion and counted
+	// against it (the reclaimed fraction came out negative under load).
+	if err := r.e.Settle(); err != nil {
+		return OpRow{}, err
+	}
 	before, err := r.e.Storage()
 	if err != nil {
 		return OpRow{}, err
