@@ -106,6 +106,7 @@ func cfOptionSpecs() map[string]optionSpec {
 		"max_bytes_for_level_base":             {apply: int64Option(func(o *lsm.Options, v int64) { o.MaxBytesForLevelBase = v })},
 		"max_bytes_for_level_multiplier":       {apply: floatOption(func(o *lsm.Options, v float64) { o.MaxBytesForLevelMultiplier = v })},
 		"target_file_size_base":                {apply: int64Option(func(o *lsm.Options, v int64) { o.TargetFileSizeBase = v })},
+		"max_compaction_bytes":                 {apply: int64Option(func(o *lsm.Options, v int64) { o.MaxCompactionBytes = v })},
 		"level_compaction_dynamic_level_bytes": {apply: boolOption(func(b *optionsBuilder, v bool) { b.opts.StaticLevelBytes = !v })},
 		"compression":                          {apply: applyCompression},
 		// Settings the engine always has: accepted silently when they agree.
@@ -126,7 +127,7 @@ func cfOptionSpecs() map[string]optionSpec {
 		"strict_max_successive_merges", "cf_allow_ingest_behind")
 	ignore(m, checkInt,
 		"min_write_buffer_number_to_merge", "max_write_buffer_number_to_maintain",
-		"max_write_buffer_size_to_maintain", "target_file_size_multiplier", "max_compaction_bytes",
+		"max_write_buffer_size_to_maintain", "target_file_size_multiplier",
 		"soft_pending_compaction_bytes_limit", "hard_pending_compaction_bytes_limit", "arena_block_size",
 		"memtable_huge_page_size", "bloom_locality", "max_successive_merges", "inplace_update_num_locks",
 		"max_sequential_skip_in_iterations", "ttl", "periodic_compaction_seconds", "sample_for_compression",

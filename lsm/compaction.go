@@ -63,6 +63,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 		}
 	}
 	var outputs []*manifest.TableMeta
+	var remainder *manifest.TableMeta // a sliced compaction's L0 data outside its slice
 	var bytesIn uint64
 	for _, t := range c.allInputs() {
 		bytesIn += t.Size
@@ -75,17 +76,26 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	if trivial {
 		outputs = c.inputs[0]
 	} else {
-		if outputs, err = d.writeCompactionOutputs(ctx, c); err != nil {
+		if outputs, remainder, err = d.writeCompactionOutputs(ctx, c); err != nil {
 			return err
 		}
 	}
 	for _, t := range outputs {
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: c.outputLevel, Meta: t})
 	}
-	if c.startLevel > 0 {
-		edit.CompactPointers = []manifest.CompactPointer{{Level: c.startLevel, Key: base.InternalKey{UserKey: c.largest}}}
+	if remainder != nil {
+		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: remainder})
 	}
-	if !trivial && len(outputs) > 0 {
+	switch {
+	case c.startLevel > 0:
+		edit.CompactPointers = []manifest.CompactPointer{{Level: c.startLevel, Key: base.InternalKey{UserKey: c.largest}}}
+	case c.sliced:
+		// The next slice starts where this one ended; an empty key starts
+		// the sweep over.
+		next := append([]byte{}, c.sliceHi...)
+		edit.CompactPointers = []manifest.CompactPointer{{Level: 0, Key: base.InternalKey{UserKey: next}}}
+	}
+	if !trivial && (len(outputs) > 0 || remainder != nil) {
 		if err := d.syncDir(); err != nil {
 			return err
 		}
@@ -102,9 +112,9 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 		d.fail(err)
 		return err
 	}
-	var bytesOut uint64
-	for _, t := range outputs {
-		bytesOut += t.Size
+	bytesOut := tablesSize(outputs)
+	if remainder != nil {
+		bytesOut += remainder.Size
 	}
 	if trivial {
 		d.metrics.trivialMoves.Add(1)
@@ -114,15 +124,17 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 		d.metrics.compactionBytesOut.Add(int64(bytesOut))
 	}
 	d.opts.Logger.Info("lsm: compaction", "reason", c.reason, "from", c.startLevel, "to", c.outputLevel,
-		"inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs), "bytesIn", bytesIn, "bytesOut", bytesOut,
+		"inputs", len(c.inputs[0])+len(c.inputs[1]), "outputs", len(outputs), "remainder", remainder != nil, "bytesIn", bytesIn, "bytesOut", bytesOut,
 		"trivialMove", trivial, "duration", time.Since(start))
 	d.deleteObsoleteFiles(false)
 	return nil
 }
 
 // writeCompactionOutputs merges the inputs into new tables of the output
-// level, cut at TargetFileSizeBase between user keys.
-func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs []*manifest.TableMeta, err error) {
+// level, cut at TargetFileSizeBase between user keys (an intra-L0
+// compaction writes one table). A sliced compaction writes its L0 inputs'
+// keys outside the slice to remainder, one L0 table.
+func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs []*manifest.TableMeta, remainder *manifest.TableMeta, err error) {
 	d.mu.Lock()
 	snapshots := d.snapshotSeqsLocked()
 	v := d.mu.versions.Current()
@@ -130,6 +142,9 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	for level := c.outputLevel + 1; level < manifest.NumLevels && bottommost; level++ {
 		bottommost = len(v.Overlaps(level, c.smallest, c.largest, !c.largestExclusive)) == 0
 	}
+	// An L0 output stays above the rest of L0 and the levels below, and is
+	// ordered among L0 tables by its sequence numbers: never bottommost.
+	bottommost = bottommost && !c.intraL0()
 	d.mu.Unlock()
 	defer v.Unref()
 
@@ -147,7 +162,7 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 			for _, it := range children {
 				_ = it.Close()
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		handles = append(handles, h)
 		children = append(children, h.reader.NewIter(sstable.IterOptions{NoFillCache: true}))
@@ -164,9 +179,22 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		}
 	}()
 	ci := &compactionIter{snapshots: snapshots, bottommost: bottommost}
-	var frags []rangedel.Fragment
+	var frags, remFrags []rangedel.Fragment
 	if len(ts) > 0 {
-		frags = ci.outputTombstones(rangedel.BuildSet(ts).Fragments())
+		all := rangedel.BuildSet(ts).Fragments()
+		frags = ci.outputTombstones(all)
+		if c.sliced {
+			// The slice's tombstones go down; the others stay in L0, where
+			// they still delete data below.
+			frags = rangedel.Truncate(frags, c.sliceLo, c.sliceHi)
+			kept := (&compactionIter{snapshots: snapshots}).outputTombstones(all)
+			if c.sliceLo != nil {
+				remFrags = rangedel.Truncate(kept, nil, c.sliceLo)
+			}
+			if c.sliceHi != nil {
+				remFrags = append(remFrags, rangedel.Truncate(kept, c.sliceHi, nil)...)
+			}
+		}
 	}
 	if c.inPlace {
 		// Tombstones of the levels above delete entries here too; they are
@@ -175,7 +203,7 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		// than a snapshot taken since is not applied without it.
 		external, err := d.externalTombstones(c, v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ts = append(ts, external...)
 	}
@@ -183,16 +211,23 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		ci.tombs = rangedel.BuildSet(ts)
 	}
 
-	var out *tableOutput
-	var lower []byte // first key of the current output; nil for the first
-	abort := func(err error) ([]*manifest.TableMeta, error) {
-		if out != nil {
-			out.abort()
+	var out, rem *tableOutput
+	lower := c.sliceLo // first key of the current output; nil for the first
+	abort := func(err error) ([]*manifest.TableMeta, *manifest.TableMeta, error) {
+		for _, o := range []*tableOutput{out, rem} {
+			if o != nil {
+				o.abort()
+			}
 		}
 		for _, t := range outputs {
 			d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum))
 		}
-		return nil, err
+		return nil, nil, err
+	}
+	newOutput := func() (*tableOutput, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.newTableOutput()
 	}
 	finish := func(upper []byte) error {
 		if err := out.addTombstones(rangedel.Truncate(frags, lower, upper)); err != nil {
@@ -215,21 +250,31 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 			return abort(errors.Wrap(ctx.Err(), "lsm: compaction cancelled"))
 		}
 		k := merged.UserKey()
+		down := c.inSlice(k)
+		ci.bottommost = bottommost && down
 		tr, keep := ci.keep(k, merged.Trailer())
 		if !keep {
 			continue
 		}
-		if out != nil && out.estimatedSize() >= uint64(d.opts.TargetFileSizeBase) && !bytes.Equal(k, lastKey) {
+		if !down {
+			if rem == nil {
+				if rem, err = newOutput(); err != nil {
+					return abort(err)
+				}
+			}
+			if err := rem.add(k, tr, merged.Value()); err != nil {
+				return abort(err)
+			}
+			continue
+		}
+		if out != nil && c.outputLevel > 0 && out.estimatedSize() >= uint64(d.opts.TargetFileSizeBase) && !bytes.Equal(k, lastKey) {
 			if err := finish(k); err != nil {
 				return abort(err)
 			}
 			lower = append([]byte(nil), k...)
 		}
 		if out == nil {
-			d.mu.Lock()
-			out, err = d.newTableOutput()
-			d.mu.Unlock()
-			if err != nil {
+			if out, err = newOutput(); err != nil {
 				return abort(err)
 			}
 		}
@@ -242,19 +287,31 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		return abort(err)
 	}
 	if out == nil && len(frags) > 0 {
-		d.mu.Lock()
-		out, err = d.newTableOutput()
-		d.mu.Unlock()
-		if err != nil {
+		if out, err = newOutput(); err != nil {
 			return abort(err)
 		}
 	}
 	if out != nil {
-		if err := finish(nil); err != nil {
+		if err := finish(c.sliceHi); err != nil {
 			return abort(err)
 		}
 	}
-	return outputs, nil
+	if rem == nil && len(remFrags) > 0 {
+		if rem, err = newOutput(); err != nil {
+			return abort(err)
+		}
+	}
+	if rem != nil {
+		if err := rem.addTombstones(remFrags); err != nil {
+			return abort(err)
+		}
+		remainder, err = rem.finish()
+		rem = nil
+		if err != nil {
+			return abort(err)
+		}
+	}
+	return outputs, remainder, nil
 }
 
 // Compact compacts every table overlapping [start, end] (nil: unbounded)

@@ -21,7 +21,24 @@ type compaction struct {
 	// inPlace rewrites one table into its own level, applying the range
 	// tombstones of the levels above (see compaction_deletion.go).
 	inPlace bool
-	reason  string
+	// sliced marks an L0 compaction that moves only the user keys in
+	// [sliceLo, sliceHi) (nil: unbounded) to the base level; the rest of
+	// its L0 inputs is rewritten as one L0 table (see pickL0ToBaseLocked).
+	sliced           bool
+	sliceLo, sliceHi []byte
+	reason           string
+}
+
+// intraL0 reports whether c merges L0 tables into one L0 table.
+func (c *compaction) intraL0() bool { return c.startLevel == 0 && c.outputLevel == 0 }
+
+// inSlice reports whether user key k goes to the output level: always,
+// unless the compaction is sliced and k is outside its slice.
+func (c *compaction) inSlice(k []byte) bool {
+	if !c.sliced {
+		return true
+	}
+	return (c.sliceLo == nil || bytes.Compare(k, c.sliceLo) >= 0) && (c.sliceHi == nil || bytes.Compare(k, c.sliceHi) < 0)
 }
 
 func (c *compaction) allInputs() []*manifest.TableMeta {
@@ -125,13 +142,7 @@ func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 // are busy.
 func (d *DB) pickLevelLocked(v *manifest.Version, level, baseLevel int) *compaction {
 	if level == 0 {
-		l0 := v.Tables(0)
-		if anyCompacting(l0) {
-			return nil
-		}
-		c := &compaction{startLevel: 0, outputLevel: baseLevel, reason: "L0 tables"}
-		c.inputs[0] = append([]*manifest.TableMeta(nil), l0...)
-		return d.finishPick(v, c)
+		return d.pickL0Locked(v, baseLevel)
 	}
 	// One table of the level, round-robin after the compact pointer.
 	tables := v.Tables(level)

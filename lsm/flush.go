@@ -143,8 +143,8 @@ func (d *DB) Flush() error {
 		d.commitMu.Unlock()
 		return err
 	}
-	var err error
-	if !d.mu.mem.empty() {
+	err := d.waitForL0RoomLocked()
+	if err == nil && !d.mu.mem.empty() {
 		err = d.switchMemTableLocked(0)
 	}
 	d.commitMu.Unlock()
@@ -161,5 +161,68 @@ func (d *DB) Flush() error {
 		d.mu.cond.Wait()
 	}
 	d.mu.Unlock()
+	return err
+}
+
+// waitForL0RoomLocked waits while L0 holds Level0StopWritesTrigger tables
+// or more, running compactions to bring it down. Every path that adds an L0
+// table of new data waits here as writes do (makeRoomForWrite): Flush,
+// Ingest and the flush of the recovered WALs at open, which would
+// otherwise add a table per open, however many L0 already holds, in a
+// process that crashes before its compactions finish. (Background flushes
+// of memtables already immutable do not wait: writes stop first, so they
+// add at most MaxWriteBufferNumber-1 tables past the trigger.) It returns
+// at once if no compaction can run, which would wait forever. d.mu must be
+// held; it is released while waiting.
+func (d *DB) waitForL0RoomLocked() error {
+	stalled := false
+	for {
+		if err := d.checkOpenLocked("Flush"); err != nil {
+			return err
+		}
+		if d.mu.bgErr != nil {
+			return d.mu.bgErr
+		}
+		v := d.mu.versions.Current()
+		n := v.NumTables(0)
+		v.Unref()
+		if n < d.opts.Level0StopWritesTrigger {
+			return nil
+		}
+		d.maybeScheduleCompactionLocked()
+		if d.mu.compactions == 0 && !d.mu.coverage.scanning {
+			return nil
+		}
+		if !stalled {
+			stalled = true
+			d.metrics.writeStops.Add(1)
+			d.opts.Logger.Info("lsm: waiting for L0 compactions before adding an L0 table", "l0Tables", n,
+				"stopTrigger", d.opts.Level0StopWritesTrigger)
+		}
+		d.mu.cond.Wait()
+	}
+}
+
+// waitForL0RoomAtOpen is waitForL0RoomLocked for the flush of the
+// recovered WALs, before Open has a memtable or a WAL of its own. On error
+// it stops the compactions it started: Open then fails.
+func (d *DB) waitForL0RoomAtOpen(recovered []*memTable) error {
+	empty := true
+	for _, m := range recovered {
+		empty = empty && m.empty()
+	}
+	if empty {
+		return nil
+	}
+	d.mu.Lock()
+	err := d.waitForL0RoomLocked()
+	if err != nil {
+		d.mu.closed = true
+	}
+	d.mu.Unlock()
+	if err != nil {
+		d.bgCancel()
+		d.bgWG.Wait()
+	}
 	return err
 }

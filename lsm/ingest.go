@@ -99,6 +99,10 @@ func (d *DB) Ingest(paths []string) error {
 	// No compaction may run meanwhile: one writing into the last level
 	// could produce a table spanning the gap an ingested table goes into.
 	d.mu.Lock()
+	if err := d.waitForL0RoomLocked(); err != nil { // (the table may go to L0)
+		d.mu.Unlock()
+		return err
+	}
 	d.mu.ingesting = true
 	for d.mu.compactions > 0 && !d.mu.closed {
 		d.mu.cond.Wait()
@@ -227,8 +231,8 @@ func memOverlaps(m *memTable, lo, hi []byte) bool {
 // flushLocked flushes with d.commitMu held (Flush takes it itself).
 func (d *DB) flushLocked() error {
 	d.mu.Lock()
-	var err error
-	if !d.mu.mem.empty() {
+	err := d.waitForL0RoomLocked()
+	if err == nil && !d.mu.mem.empty() {
 		err = d.switchMemTableLocked(0)
 	}
 	for err == nil && len(d.mu.imm) > 0 {

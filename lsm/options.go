@@ -60,6 +60,14 @@ type Options struct {
 	// TargetFileSizeBase (target_file_size_base): size of compaction
 	// output tables. Default 64 MiB.
 	TargetFileSizeBase int64
+	// MaxCompactionBytes (max_compaction_bytes) bounds the input bytes of
+	// one automatic compaction, so that each one finishes in bounded time
+	// and what it did survives a crash however often the process dies. An
+	// L0 compaction takes the oldest L0 tables (and the base-level tables
+	// they overlap) while they fit; when even the oldest table's overlap
+	// does not fit, it moves one slice of the key space at a time (see
+	// compaction_picker.go). Default 25 × TargetFileSizeBase, as RocksDB's.
+	MaxCompactionBytes int64
 	// StaticLevelBytes turns off dynamic level bytes
 	// (level_compaction_dynamic_level_bytes=false). Default false: level
 	// targets are derived from the last level's size, as BookKeeper sets.
@@ -172,11 +180,14 @@ const (
 	DefaultMaxBytesForLevelMultiplier     = 10
 	DefaultTargetFileSizeBase             = 64 << 20
 	DefaultRangeDeletionCompactionRatio   = 0.5
-	DefaultMaxBackgroundJobs              = 2
-	DefaultMaxManifestFileSize            = 64 << 20
-	DefaultBlockCacheSize                 = 256 << 20
-	DefaultBlockCacheNumShardBits         = 6
-	DefaultBlockCacheHighPriorityRatio    = 0.5
+	// DefaultMaxCompactionBytesFactor × TargetFileSizeBase is the default
+	// MaxCompactionBytes.
+	DefaultMaxCompactionBytesFactor    = 25
+	DefaultMaxBackgroundJobs           = 2
+	DefaultMaxManifestFileSize         = 64 << 20
+	DefaultBlockCacheSize              = 256 << 20
+	DefaultBlockCacheNumShardBits      = 6
+	DefaultBlockCacheHighPriorityRatio = 0.5
 )
 
 // DefaultOptions returns the defaults.
@@ -216,6 +227,7 @@ func (o *Options) EnsureDefaults() *Options {
 	setInt64(&o.MaxBytesForLevelBase, DefaultMaxBytesForLevelBase)
 	setFloat(&o.MaxBytesForLevelMultiplier, DefaultMaxBytesForLevelMultiplier)
 	setInt64(&o.TargetFileSizeBase, DefaultTargetFileSizeBase)
+	setInt64(&o.MaxCompactionBytes, DefaultMaxCompactionBytesFactor*o.TargetFileSizeBase)
 	setFloat(&o.RangeDeletionCompactionRatio, DefaultRangeDeletionCompactionRatio)
 	setInt(&o.MaxBackgroundJobs, DefaultMaxBackgroundJobs)
 	setInt64(&o.MaxManifestFileSize, DefaultMaxManifestFileSize)
@@ -251,6 +263,7 @@ func (o *Options) Validate() error {
 		{o.MaxBytesForLevelBase < 1<<20, "MaxBytesForLevelBase %v must be at least 1 MiB", o.MaxBytesForLevelBase},
 		{o.MaxBytesForLevelMultiplier < 2 || math.IsNaN(o.MaxBytesForLevelMultiplier) || o.MaxBytesForLevelMultiplier > 1000, "MaxBytesForLevelMultiplier %v is out of range [2, 1000]", o.MaxBytesForLevelMultiplier},
 		{o.TargetFileSizeBase < 64<<10, "TargetFileSizeBase %v must be at least 64 KiB", o.TargetFileSizeBase},
+		{o.MaxCompactionBytes < o.TargetFileSizeBase, "MaxCompactionBytes %v must be at least TargetFileSizeBase", o.MaxCompactionBytes},
 		{o.RangeDeletionCompactionRatio <= 0 || o.RangeDeletionCompactionRatio > 1, "RangeDeletionCompactionRatio %v is out of range (0, 1]", o.RangeDeletionCompactionRatio},
 		{o.MaxBackgroundJobs < 1 || o.MaxBackgroundJobs > 256, "MaxBackgroundJobs %v is out of range [1, 256]", o.MaxBackgroundJobs},
 		{o.MaxOpenFiles < -1 || o.MaxOpenFiles > 0 && o.MaxOpenFiles < 16, "MaxOpenFiles %v must be -1, 0 (unlimited) or at least 16", o.MaxOpenFiles},
