@@ -17,7 +17,7 @@ import (
 // is work and a free job slot (one slot stays for the flush). d.mu must
 // be held.
 func (d *DB) maybeScheduleCompactionLocked() {
-	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly || d.mu.ingesting {
+	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly || d.mu.ingesting || d.mu.openFlush {
 		return
 	}
 	for d.mu.compactions < max(1, d.opts.MaxBackgroundJobs-1) {

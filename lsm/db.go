@@ -76,6 +76,10 @@ type DB struct {
 		ingesting        bool // an Ingest holds off compactions
 		compactions      int  // compaction jobs running
 		manualCompacting bool
+		// openFlush is set while Open installs the flush of the recovered
+		// WALs: no compaction may start, as its half-written outputs would
+		// look like leftovers to the cleanup at open.
+		openFlush bool
 		// bgErr is a sticky failure of a WAL, flush or manifest write:
 		// writes fail with it; reads go on.
 		bgErr  error

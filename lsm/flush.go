@@ -204,18 +204,27 @@ func (d *DB) waitForL0RoomLocked() error {
 }
 
 // waitForL0RoomAtOpen is waitForL0RoomLocked for the flush of the
-// recovered WALs, before Open has a memtable or a WAL of its own. On error
-// it stops the compactions it started: Open then fails.
+// recovered WALs, before Open has a memtable or a WAL of its own. Then it
+// waits for the compactions it started and holds off new ones until Open
+// is done (d.mu.openFlush), so that the cleanup at open sees no table being
+// written. On error it stops the compactions: Open then fails.
 func (d *DB) waitForL0RoomAtOpen(recovered []*memTable) error {
+	d.mu.Lock()
+	d.mu.openFlush = true
 	empty := true
 	for _, m := range recovered {
 		empty = empty && m.empty()
 	}
-	if empty {
-		return nil
+	var err error
+	if !empty {
+		d.mu.openFlush = false
+		err = d.waitForL0RoomLocked()
+		d.mu.openFlush = true
+		for err == nil && d.mu.compactions > 0 {
+			d.mu.cond.Wait()
+			err = d.mu.bgErr
+		}
 	}
-	d.mu.Lock()
-	err := d.waitForL0RoomLocked()
 	if err != nil {
 		d.mu.closed = true
 	}

@@ -167,6 +167,7 @@ func (d *DB) open() error {
 	d.mu.Unlock()
 	d.deleteObsoleteFiles(true /* atOpen */)
 	d.mu.Lock()
+	d.mu.openFlush = false
 	d.maybeScheduleCompactionLocked()
 	d.mu.Unlock()
 	return nil
