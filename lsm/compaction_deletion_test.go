@@ -69,7 +69,7 @@ func TestOverlapsAny(t *testing.T) {
 		{"a", "c", true}, // the table's largest is the fragment's start
 		{"c", "c", true},
 		{"d", "z", true},
-		{"a", "z", true}, // the table spans the fragment
+		{"a", "z", true},  // the table spans the fragment
 		{"e", "f", false}, // the fragment ends before e
 		{"f", "g", false},
 	} {
