@@ -82,6 +82,7 @@ const everyOptionFile = `
   max_bytes_for_level_base=1g
   max_bytes_for_level_multiplier=8.5
   target_file_size_base=33554432
+  max_compaction_bytes=536870912
   level_compaction_dynamic_level_bytes=false
   compression=kNoCompression
   compaction_style=kCompactionStyleLevel
@@ -124,6 +125,7 @@ func TestEverySupportedOption(t *testing.T) {
 		o.MaxBytesForLevelBase = 1 << 30
 		o.MaxBytesForLevelMultiplier = 8.5
 		o.TargetFileSizeBase = 32 << 20
+		o.MaxCompactionBytes = 512 << 20
 		o.StaticLevelBytes = true
 		o.Compression = lsm.NoCompression
 		o.BlockSize = 16384
@@ -506,6 +508,7 @@ func TestRandomOptionsFiles(t *testing.T) {
 		intSetting(sectionCF, "level0_stop_writes_trigger", 1, 60, func(o *lsm.Options, v int64) { o.Level0StopWritesTrigger = int(v) }),
 		intSetting(sectionCF, "max_bytes_for_level_base", 1<<20, 1<<40, func(o *lsm.Options, v int64) { o.MaxBytesForLevelBase = v }),
 		intSetting(sectionCF, "target_file_size_base", 64<<10, 1<<34, func(o *lsm.Options, v int64) { o.TargetFileSizeBase = v }),
+		intSetting(sectionCF, "max_compaction_bytes", 64<<10, 1<<40, func(o *lsm.Options, v int64) { o.MaxCompactionBytes = v }),
 		{sectionCF, "max_bytes_for_level_multiplier", func() (string, func(*lsm.Options, *model)) {
 			v := float64(2+rng.Intn(40)) + float64(rng.Intn(4))/4
 			return fmt.Sprint(v), func(o *lsm.Options, _ *model) { o.MaxBytesForLevelMultiplier = v }

@@ -66,7 +66,9 @@ type Options struct {
 	// L0 compaction takes the oldest L0 tables (and the base-level tables
 	// they overlap) while they fit; when even the oldest table's overlap
 	// does not fit, it moves one slice of the key space at a time (see
-	// compaction_picker.go). Default 25 × TargetFileSizeBase, as RocksDB's.
+	// compaction_picker_l0.go). A bound below a table's size still lets
+	// one table through (and one base table of a slice). Default 25 ×
+	// TargetFileSizeBase (as RocksDB's), set by EnsureDefaults.
 	MaxCompactionBytes int64
 	// StaticLevelBytes turns off dynamic level bytes
 	// (level_compaction_dynamic_level_bytes=false). Default false: level
@@ -263,7 +265,7 @@ func (o *Options) Validate() error {
 		{o.MaxBytesForLevelBase < 1<<20, "MaxBytesForLevelBase %v must be at least 1 MiB", o.MaxBytesForLevelBase},
 		{o.MaxBytesForLevelMultiplier < 2 || math.IsNaN(o.MaxBytesForLevelMultiplier) || o.MaxBytesForLevelMultiplier > 1000, "MaxBytesForLevelMultiplier %v is out of range [2, 1000]", o.MaxBytesForLevelMultiplier},
 		{o.TargetFileSizeBase < 64<<10, "TargetFileSizeBase %v must be at least 64 KiB", o.TargetFileSizeBase},
-		{o.MaxCompactionBytes < o.TargetFileSizeBase, "MaxCompactionBytes %v must be at least TargetFileSizeBase", o.MaxCompactionBytes},
+		{o.MaxCompactionBytes < 64<<10, "MaxCompactionBytes %v must be at least 64 KiB", o.MaxCompactionBytes},
 		{o.RangeDeletionCompactionRatio <= 0 || o.RangeDeletionCompactionRatio > 1, "RangeDeletionCompactionRatio %v is out of range (0, 1]", o.RangeDeletionCompactionRatio},
 		{o.MaxBackgroundJobs < 1 || o.MaxBackgroundJobs > 256, "MaxBackgroundJobs %v is out of range [1, 256]", o.MaxBackgroundJobs},
 		{o.MaxOpenFiles < -1 || o.MaxOpenFiles > 0 && o.MaxOpenFiles < 16, "MaxOpenFiles %v must be -1, 0 (unlimited) or at least 16", o.MaxOpenFiles},
