@@ -72,7 +72,11 @@ func TestPickL0Invariants(t *testing.T) {
 	seed := int64(42)
 	rng := rand.New(rand.NewSource(seed))
 	picked := map[string]int{}
-	for iter := 0; iter < 1000; iter++ {
+	iterations := 1000
+	if raceEnabled {
+		iterations = 200
+	}
+	for iter := 0; iter < iterations; iter++ {
 		v := randomPickerVersion(t, rng)
 		o := &Options{MaxCompactionBytes: int64(64+rng.Intn(2048)) << 10, TargetFileSizeBase: 64 << 10,
 			Level0SlowdownWritesTrigger: 4 + rng.Intn(20), Level0StopWritesTrigger: 40}
@@ -198,7 +202,7 @@ func TestModelBoundedL0(t *testing.T) {
 	fs := NewMemFS()
 	opts := func() *Options {
 		o := smallOptions(fs)
-		o.MaxCompactionBytes = 64 << 10
+		o.MaxCompactionBytes = 192 << 10
 		o.Level0SlowdownWritesTrigger = 4
 		o.Level0StopWritesTrigger = 6
 		o.MaxBackgroundJobs = 4
@@ -213,7 +217,11 @@ func TestModelBoundedL0(t *testing.T) {
 	key := func() string { return fmt.Sprintf("k%05d", rng.Intn(5000)) }
 	var snap *Snapshot
 	var snapModel model
-	for step := 0; step < 3000; step++ {
+	steps := 3000
+	if raceEnabled {
+		steps = 1600 // (the reopen at 1500 included)
+	}
+	for step := 0; step < steps; step++ {
 		var b Batch
 		for n := 1 + rng.Intn(10); n > 0; n-- {
 			k := key()
@@ -238,7 +246,7 @@ func TestModelBoundedL0(t *testing.T) {
 		}
 		require.NoError(t, d.Apply(&b, NoSync))
 		switch {
-		case step%100 == 99:
+		case step%40 == 39:
 			require.NoError(t, d.Flush())
 		case step == 1500:
 			require.NoError(t, d.Close())
@@ -345,4 +353,38 @@ func TestSlicedCompactionStepsSurviveCrash(t *testing.T) {
 		require.NoError(t, err, k)
 		require.Equal(t, v, got, k)
 	}
+}
+
+// An intra-L0 compaction's output stays in L0, above older L0 tables it
+// did not take: it must keep its point tombstones even with nothing below
+// L0, or the older versions they delete come back.
+func TestIntraL0KeepsTombstonesOverOlderL0(t *testing.T) {
+	d, err := Open("db", noCompactions(smallOptions(NewMemFS())))
+	require.NoError(t, err)
+	defer d.Close()
+	reviewSet(t, d, "k", "old")
+	require.NoError(t, d.Flush())
+	var b Batch
+	b.Delete([]byte("k"))
+	require.NoError(t, d.Apply(&b, NoSync))
+	require.NoError(t, d.Flush())
+	for i := 0; i < minIntraL0Count-1; i++ {
+		reviewSet(t, d, fmt.Sprintf("x%d", i), "v")
+		require.NoError(t, d.Flush())
+	}
+	d.mu.Lock()
+	v := d.mu.versions.Current()
+	l0 := v.Tables(0)
+	oldest := l0[len(l0)-1]
+	oldest.SetCompacting(true) // (as if an L0→base compaction held it)
+	c := d.pickIntraL0Locked(l0)
+	v.Unref()
+	require.NotNil(t, c)
+	require.NotContains(t, c.inputs[0], oldest)
+	d.mu.compactions++
+	d.mu.Unlock()
+	require.NoError(t, d.runManualCompaction(context.Background(), c))
+	oldest.SetCompacting(false)
+	require.Equal(t, 2, l0Tables(d))
+	require.Equal(t, "<not found>", reviewGet(t, d, "k", nil))
 }
