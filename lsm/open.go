@@ -134,7 +134,7 @@ func (d *DB) open() error {
 
 	// Flush what the WALs held, start a new WAL, and record both: the old
 	// WALs are then obsolete. Like any new L0 table, the flush first waits
-	// for L0 to be below the stop trigger (docs/design.md, "L0 at open").
+	// for L0 to be below the stop trigger (see waitForL0RoomLocked).
 	if err := d.waitForL0RoomAtOpen(recovered); err != nil {
 		return err
 	}
