@@ -172,8 +172,7 @@ func TestKillWriterProcess(t *testing.T) {
 func killShortOptions() *Options {
 	return &Options{
 		WriteBufferSize:                64 << 10,
-		TargetFileSizeBase:             64 << 10,
-		MaxCompactionBytes:             512 << 10,
+		TargetFileSizeBase:             64 << 10, // (MaxCompactionBytes: its default, 25 × this)
 		MaxBytesForLevelBase:           1 << 20,
 		Level0FileNumCompactionTrigger: 2,
 		Level0SlowdownWritesTrigger:    4,
