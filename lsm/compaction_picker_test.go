@@ -121,8 +121,8 @@ func parseSize(t *testing.T, s string) uint64 {
 
 // define builds a fixture. Arguments set options (l0-trigger, slowdown,
 // stop, max-compaction-bytes, base-bytes, num-levels, static) and state
-// (snapshots=N, l0-pointer=KEY, coverage-stale). Input lines are "L<n>"
-// and tables under it:
+// (snapshots=N; l<level>-pointer=KEY, a compact pointer; coverage-stale).
+// Input lines are "L<n>" and tables under it:
 //
 //	<filenum>: <smallest>-<largest> [size=S] [seqs=A-B] [rangedels=N] [coverage=F] [compacting]
 //
@@ -209,8 +209,10 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 		}
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: level, Meta: m})
 	}
-	if p, ok := c.args["l0-pointer"]; ok {
-		edit.CompactPointers = []manifest.CompactPointer{{Level: 0, Key: base.InternalKey{UserKey: []byte(p)}}}
+	for level := range manifest.NumLevels {
+		if p, ok := c.args[fmt.Sprintf("l%d-pointer", level)]; ok {
+			edit.CompactPointers = append(edit.CompactPointers, manifest.CompactPointer{Level: level, Key: base.InternalKey{UserKey: []byte(p)}})
+		}
 	}
 	v, err := manifest.NewVersion().Apply(edit)
 	require.NoError(t, err, c.pos)
