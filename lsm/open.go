@@ -19,7 +19,8 @@ import (
 // ErrCorruption naming the file and offset, unless Options.WALRecoveryMode
 // says otherwise. A WAL that does not replay to its end is never deleted
 // (see lost/ in the package documentation). The recovered data is flushed
-// to an L0 table before Open returns.
+// to an L0 table (once L0 is below Level0StopWritesTrigger, as for any new
+// L0 table) before Open returns.
 func Open(dir string, opts *Options) (*DB, error) {
 	var o Options
 	if opts != nil {
