@@ -1,102 +1,16 @@
 package lsm
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/golden"
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/stretchr/testify/require"
 )
-
-// updateGolden is the -update flag that rewrites golden testdata files. A
-// package the tests import may define it already (one flag serves all).
-var updateGolden = func() func() bool {
-	f := flag.Lookup("update")
-	if f == nil {
-		flag.Bool("update", false, "rewrite the expected output of golden testdata files")
-		f = flag.Lookup("update")
-	}
-	return func() bool { return f.Value.String() == "true" }
-}()
-
-// goldenCase is one case of a data-driven testdata file, in Pebble's
-// format: a command line with key=value arguments, an input, a "----" line
-// and the expected output, ended by an empty line.
-type goldenCase struct {
-	pos, cmd         string
-	args             map[string]string
-	input, expected  string
-	outStart, outEnd int
-}
-
-// runGolden runs every case of path through fn and compares the outputs,
-// or rewrites them with -update.
-func runGolden(t *testing.T, path string, fn func(t *testing.T, c *goldenCase) string) {
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	var cases []*goldenCase
-	for i := 0; i < len(lines); {
-		l := strings.TrimSpace(lines[i])
-		if l == "" || strings.HasPrefix(l, "#") {
-			i++
-			continue
-		}
-		fields := strings.Fields(l)
-		c := &goldenCase{pos: fmt.Sprintf("%s:%d", path, i+1), cmd: fields[0], args: map[string]string{}}
-		for _, f := range fields[1:] {
-			k, v, _ := strings.Cut(f, "=")
-			c.args[k] = v
-		}
-		var input []string
-		for i++; i < len(lines) && lines[i] != "----"; i++ {
-			input = append(input, lines[i])
-		}
-		require.Less(t, i, len(lines), "%s: no ---- line", c.pos)
-		c.input = strings.Join(input, "\n")
-		i++
-		c.outStart = i
-		for i < len(lines) && lines[i] != "" {
-			i++
-		}
-		c.outEnd = i
-		c.expected = strings.Join(lines[c.outStart:c.outEnd], "\n")
-		cases = append(cases, c)
-	}
-	outputs := make([]string, len(cases))
-	for i, c := range cases {
-		got := strings.TrimRight(fn(t, c), "\n")
-		require.NotContains(t, got, "\n\n", "%s: output with an empty line", c.pos)
-		outputs[i] = got
-		if !updateGolden() && got != c.expected {
-			t.Errorf("%s: %s: output differs (-update rewrites it; review the diff)\n--- expected\n%s\n--- got\n%s",
-				c.pos, c.cmd, c.expected, got)
-		}
-	}
-	if !updateGolden() {
-		return
-	}
-	var b strings.Builder
-	next := 0
-	for i, c := range cases {
-		for _, l := range lines[next:c.outStart] {
-			b.WriteString(l + "\n")
-		}
-		if outputs[i] != "" {
-			b.WriteString(outputs[i] + "\n")
-		}
-		next = c.outEnd
-	}
-	for _, l := range lines[next:] {
-		b.WriteString(l + "\n")
-	}
-	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-}
 
 // pickerFixture is a DB reduced to what the compaction picker reads: its
 // options, a version, snapshots and the range-deletion coverage estimates.
@@ -127,11 +41,15 @@ func parseSize(t *testing.T, s string) uint64 {
 //	<filenum>: <smallest>-<largest> [size=S] [seqs=A-B] [rangedels=N] [coverage=F] [compacting]
 //
 // A largest key ending in ")" is an exclusive range-tombstone bound.
-func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
+func (f *pickerFixture) define(t *testing.T, c *golden.Case) string {
 	o := &Options{MaxBytesForLevelBase: 1 << 20, TargetFileSizeBase: 64 << 10, MaxCompactionBytes: 1 << 20}
-	for k, v := range c.args {
+	for _, a := range c.Args {
+		var v string
+		if len(a.Values) == 1 {
+			v = a.Values[0]
+		}
 		n, _ := strconv.Atoi(v)
-		switch k {
+		switch a.Key {
 		case "l0-trigger":
 			o.Level0FileNumCompactionTrigger = n
 		case "slowdown":
@@ -149,11 +67,11 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 		}
 	}
 	o.EnsureDefaults()
-	require.NoError(t, o.Validate(), c.pos)
+	require.NoError(t, o.Validate(), c.Pos)
 	d := &DB{opts: o}
 	d.mu.snapshots = map[*Snapshot]struct{}{}
-	if n, err := strconv.Atoi(c.args["snapshots"]); err == nil {
-		for range n {
+	if c.Has("snapshots") {
+		for range c.Int(t, "snapshots", 0) {
 			d.mu.snapshots[&Snapshot{}] = struct{}{}
 		}
 	}
@@ -161,7 +79,7 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 	fractions := map[uint64]float64{}
 	var compacting []uint64
 	level := -1
-	for _, line := range strings.Split(c.input, "\n") {
+	for _, line := range strings.Split(c.Input, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" {
 			continue
@@ -169,14 +87,14 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 		if strings.HasPrefix(line, "L") && !strings.Contains(line, ":") {
 			var err error
 			level, err = strconv.Atoi(line[1:])
-			require.NoError(t, err, "%s: %q", c.pos, line)
+			require.NoError(t, err, "%s: %q", c.Pos, line)
 			continue
 		}
 		fields := strings.Fields(line)
 		num, err := strconv.ParseUint(strings.TrimSuffix(fields[0], ":"), 10, 64)
-		require.NoError(t, err, "%s: %q", c.pos, line)
+		require.NoError(t, err, "%s: %q", c.Pos, line)
 		lo, hi, ok := strings.Cut(fields[1], "-")
-		require.True(t, ok, "%s: %q", c.pos, line)
+		require.True(t, ok, "%s: %q", c.Pos, line)
 		m := &manifest.TableMeta{FileNum: num, Size: 64 << 10, Entries: 100, SmallestSeqNum: base.SeqNum(num), LargestSeqNum: base.SeqNum(num)}
 		for _, fl := range fields[2:] {
 			k, v, _ := strings.Cut(fl, "=")
@@ -198,7 +116,7 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 			case "compacting":
 				compacting = append(compacting, num)
 			default:
-				t.Fatalf("%s: unknown table field %q", c.pos, fl)
+				t.Fatalf("%s: unknown table field %q", c.Pos, fl)
 			}
 		}
 		m.Smallest = base.MakeInternalKey([]byte(lo), m.LargestSeqNum, base.KindSet)
@@ -210,12 +128,13 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: level, Meta: m})
 	}
 	for level := range manifest.NumLevels {
-		if p, ok := c.args[fmt.Sprintf("l%d-pointer", level)]; ok {
+		if key := fmt.Sprintf("l%d-pointer", level); c.Has(key) {
+			p := c.String(t, key, "")
 			edit.CompactPointers = append(edit.CompactPointers, manifest.CompactPointer{Level: level, Key: base.InternalKey{UserKey: []byte(p)}})
 		}
 	}
 	v, err := manifest.NewVersion().Apply(edit)
-	require.NoError(t, err, c.pos)
+	require.NoError(t, err, c.Pos)
 	for _, num := range compacting {
 		for level := range manifest.NumLevels {
 			for _, m := range v.Tables(level) {
@@ -227,7 +146,7 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 	}
 	d.mu.coverage.fractions = fractions
 	d.mu.coverage.gen = tombstoneGen(v)
-	if _, ok := c.args["coverage-stale"]; ok {
+	if c.Has("coverage-stale") {
 		// A scan is under way for the current tombstones: no estimate yet.
 		d.mu.coverage.gen++
 		d.mu.coverage.scanning = true
@@ -252,8 +171,8 @@ func (f *pickerFixture) define(t *testing.T, c *goldenCase) string {
 
 // pick picks a compaction (marking its inputs compacting, so that the next
 // pick sees them busy) and describes it.
-func (f *pickerFixture) pick(t *testing.T, c *goldenCase) string {
-	require.NotNil(t, f.d, "%s: pick before define", c.pos)
+func (f *pickerFixture) pick(t *testing.T, c *golden.Case) string {
+	require.NotNil(t, f.d, "%s: pick before define", c.Pos)
 	c2 := f.d.pickCompactionLocked(f.v)
 	if c2 == nil {
 		return "none"
@@ -297,14 +216,14 @@ func describeCompaction(c *compaction) string {
 // tables in, the compactions picked one after another out.
 func TestCompactionPickerGolden(t *testing.T) {
 	var f pickerFixture
-	runGolden(t, "testdata/compaction_picker", func(t *testing.T, c *goldenCase) string {
-		switch c.cmd {
+	golden.Run(t, "testdata/compaction_picker", func(t *testing.T, c *golden.Case) string {
+		switch c.Cmd {
 		case "define":
 			return f.define(t, c)
 		case "pick":
 			return f.pick(t, c)
 		default:
-			t.Fatalf("%s: unknown command %q", c.pos, c.cmd)
+			t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
 			return ""
 		}
 	})
