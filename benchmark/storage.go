@@ -43,8 +43,7 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 		return errors.Wrap(err, "add-entry: opening the storage")
 	}
 	// add-entry
-	var written []atomic.Int64 // entries per thread; thread i writes ledgers i, i+T, ...
-	written = make([]atomic.Int64, cfg.Threads)
+	written := make([]atomic.Int64, cfg.Threads) // entries per thread; thread i writes ledgers i, i+T, ...
 	ledgersPerThread := max(cfg.Ledgers/int64(cfg.Threads), 1)
 	var stop atomic.Bool
 	var wg sync.WaitGroup

@@ -2,7 +2,6 @@ package bookie
 
 import (
 	"sync/atomic"
-	"time"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
 )
@@ -38,13 +37,4 @@ func newDirStats(timed bool) *dirStats {
 		r.Timed = true
 	}
 	return s
-}
-
-// nanosSince returns the nanoseconds since start, or 0 when start is zero
-// (statistics off).
-func nanosSince(start time.Time) int64 {
-	if start.IsZero() {
-		return 0
-	}
-	return int64(time.Since(start))
 }

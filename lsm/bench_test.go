@@ -39,7 +39,9 @@ func BenchmarkGet(b *testing.B) {
 	dst := make([]byte, 0, 8)
 	var err error
 	for i := 0; i < 100000; i++ { // warm the cache
-		dst, err = d.GetAppend(dst[:0], entryKey(uint64(rng.Intn(ledgers)), uint64(rng.Intn(entries))), nil)
+		if dst, err = d.GetAppend(dst[:0], entryKey(uint64(rng.Intn(ledgers)), uint64(rng.Intn(entries))), nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -26,12 +26,6 @@ type levelIter struct {
 
 var _ base.InternalIterator = (*levelIter)(nil)
 
-func newLevelIter(d *DB, tables []*manifest.TableMeta, opts sstable.IterOptions) *levelIter {
-	l := &levelIter{}
-	l.init(d, tables, opts)
-	return l
-}
-
 // init makes l an unpositioned iterator over tables, keeping its buffers.
 func (l *levelIter) init(d *DB, tables []*manifest.TableMeta, opts sstable.IterOptions) {
 	// Drop the tables outside the bounds up front.

@@ -320,11 +320,13 @@ func (it *Iter) decodeCompactAt(off int) bool {
 	}
 	// Byte loops: the copies are a few bytes, and copy() would call memmove.
 	key, src := it.key[len(it.key)-ku:], data[p:p+ku]
+	//lint:ignore S1001 at most 7 bytes: a loop is cheaper than memmove
 	for i := range src {
 		key[i] = src[i]
 	}
 	p += ku
 	value, src := it.valueBuf[len(it.valueBuf)-vu:], data[p:p+vu]
+	//lint:ignore S1001 at most 15 bytes: a loop is cheaper than memmove
 	for i := range src {
 		value[i] = src[i]
 	}

@@ -62,7 +62,7 @@ func FuzzReader(f *testing.F) {
 			// A clean log has one encoding: the writer's.
 			t.Fatalf("clean log does not re-encode to its own bytes")
 		}
-		got, rerr, r2 := readAll(re.Bytes())
+		got, r2, rerr := readAll(re.Bytes())
 		if rerr != nil || r2.TornTail() || len(got) != len(records) {
 			t.Fatalf("re-encoded log reads back %d of %d records, err %v", len(got), len(records), rerr)
 		}

@@ -38,24 +38,24 @@ func buildLog(t testing.TB, records [][]byte) testLog {
 	return l
 }
 
-// readAll reads every record of data. It returns the records, the error
-// that ended the log (nil for io.EOF) and the reader.
-func readAll(data []byte) ([][]byte, error, *Reader) {
+// readAll reads every record of data. It returns the records, the reader
+// and the error that ended the log (nil for io.EOF).
+func readAll(data []byte) ([][]byte, *Reader, error) {
 	return readAllWith(NewReader(nil), data)
 }
 
 // readAllWith is readAll reusing r, so that exhaustive tests do not allocate
 // a block per read.
-func readAllWith(r *Reader, data []byte) ([][]byte, error, *Reader) {
+func readAllWith(r *Reader, data []byte) ([][]byte, *Reader, error) {
 	r.Reset(bytes.NewReader(data))
 	var out [][]byte
 	for {
 		rec, err := r.Next()
 		if err == io.EOF {
-			return out, nil, r
+			return out, r, nil
 		}
 		if err != nil {
-			return out, err, r
+			return out, r, err
 		}
 		out = append(out, append([]byte(nil), rec...))
 	}
@@ -111,7 +111,7 @@ func TestRoundTripRandom(t *testing.T) {
 		records = append(records, randomPayload(rng, n))
 	}
 	l := buildLog(t, records)
-	got, err, r := readAll(l.data)
+	got, r, err := readAll(l.data)
 	require.NoError(t, err)
 	require.Equal(t, len(records), len(got))
 	for i := range records {
@@ -145,7 +145,7 @@ func TestBlockBoundaries(t *testing.T) {
 				default:
 					require.Equal(t, int64(BlockSize-left), l.starts[1])
 				}
-				got, err, r := readAll(l.data)
+				got, r, err := readAll(l.data)
 				require.NoError(t, err)
 				requireRecords(t, l.records, got)
 				require.False(t, r.TornTail())
@@ -155,7 +155,7 @@ func TestBlockBoundaries(t *testing.T) {
 }
 
 func TestEmptyLog(t *testing.T) {
-	got, err, r := readAll(nil)
+	got, r, err := readAll(nil)
 	require.NoError(t, err)
 	require.Empty(t, got)
 	require.False(t, r.TornTail())
@@ -167,7 +167,7 @@ func TestZeroLengthRecordIsOneFullChunk(t *testing.T) {
 	require.Len(t, l.data, HeaderSize)
 	require.Equal(t, byte(chunkFull), l.data[6])
 	require.Equal(t, uint16(0), binary.LittleEndian.Uint16(l.data[4:6]))
-	got, err, _ := readAll(l.data)
+	got, _, err := readAll(l.data)
 	require.NoError(t, err)
 	requireRecords(t, [][]byte{{}}, got)
 }
@@ -198,7 +198,7 @@ func expectPrefix(t *testing.T, l testLog, data []byte, cut int) {
 
 func expectPrefixWith(t *testing.T, r *Reader, l testLog, data []byte, cut int) {
 	t.Helper()
-	got, err, r := readAllWith(r, data)
+	got, r, err := readAllWith(r, data)
 	require.NoError(t, err, "cut %d", cut)
 	complete := 0
 	for complete < len(l.ends) && l.ends[complete] <= int64(cut) {
@@ -285,7 +285,7 @@ func TestFlipInMiddleIsCorruption(t *testing.T) {
 			}
 			data := append([]byte(nil), l.data...)
 			data[off] ^= 0x40
-			got, err, _ := readAll(data)
+			got, _, err := readAll(data)
 			require.Error(t, err, "record %d offset %d", rec, off)
 			require.True(t, errors.Is(err, base.ErrCorruption), "record %d offset %d: %v", rec, off, err)
 			require.Contains(t, err.Error(), "corruption at offset")
@@ -309,7 +309,7 @@ func TestFlipInLastRecordIsTornTail(t *testing.T) {
 		for off := lastChunkStart; off < l.ends[last]; off += exhaustiveStride {
 			data := append([]byte(nil), l.data...)
 			data[off] ^= 0x01
-			got, err, r := readAll(data)
+			got, r, err := readAll(data)
 			require.NoError(t, err, "len %d offset %d", lastLen, off)
 			requireRecords(t, l.records[:last], got)
 			require.True(t, r.TornTail())
@@ -325,7 +325,7 @@ func TestFlipInFirstChunkOfLastRecord(t *testing.T) {
 	l := buildLog(t, [][]byte{payload(1, 50), payload(3, 2*BlockSize)})
 	data := append([]byte(nil), l.data...)
 	data[l.starts[1]+HeaderSize+5] ^= 0x01
-	_, err, _ := readAll(data)
+	_, _, err := readAll(data)
 	require.True(t, errors.Is(err, base.ErrCorruption), "%v", err)
 	require.Contains(t, err.Error(), "checksum mismatch")
 }
@@ -353,13 +353,13 @@ func TestBadChunkSequences(t *testing.T) {
 		{[]chunkType{chunkFull, chunkFirst, chunkFull}, "missing its last chunk", 1},
 		{[]chunkType{chunkFirst, chunkMiddle, chunkFirst, chunkLast}, "missing its last chunk", 0},
 	} {
-		got, err, _ := readAll(rawLog(tc.chunks...))
+		got, _, err := readAll(rawLog(tc.chunks...))
 		require.True(t, errors.Is(err, base.ErrCorruption), "%v: %v", tc.chunks, err)
 		require.Contains(t, err.Error(), tc.want)
 		require.Len(t, got, tc.good)
 	}
 	// A record whose last chunk never arrived, at the end: a torn tail.
-	got, err, r := readAll(rawLog(chunkFull, chunkFirst, chunkMiddle))
+	got, r, err := readAll(rawLog(chunkFull, chunkFirst, chunkMiddle))
 	require.NoError(t, err)
 	require.Len(t, got, 1)
 	require.True(t, r.TornTail())
@@ -380,7 +380,7 @@ func TestCorruptionMessages(t *testing.T) {
 	} {
 		data := append([]byte(nil), l.data...)
 		tc.damage(data)
-		_, err, _ := readAll(data)
+		_, _, err := readAll(data)
 		require.True(t, errors.Is(err, base.ErrCorruption), tc.name)
 		require.Contains(t, err.Error(), tc.want, tc.name)
 		require.Contains(t, err.Error(), "corruption at offset 0", tc.name)
@@ -470,7 +470,7 @@ func TestAutoFlushBoundsBuffer(t *testing.T) {
 func TestAppendAfterTornTail(t *testing.T) {
 	l := smallLog(t)
 	for _, cut := range []int{0, 3, int(l.ends[3]) + 5, BlockSize - 3, BlockSize + 100} {
-		_, err, r := readAll(l.data[:cut])
+		_, r, err := readAll(l.data[:cut])
 		require.NoError(t, err)
 		valid := r.TornTailOffset()
 		buf := bytes.NewBuffer(append([]byte(nil), l.data[:valid]...))
@@ -482,7 +482,7 @@ func TestAppendAfterTornTail(t *testing.T) {
 		}
 		require.NoError(t, w.Flush())
 		require.Equal(t, int64(buf.Len()), w.Size())
-		got, err, r := readAll(buf.Bytes())
+		got, r, err := readAll(buf.Bytes())
 		require.NoError(t, err)
 		require.False(t, r.TornTail())
 		n := 0
@@ -527,7 +527,7 @@ func BenchmarkScanGarbageTail(b *testing.B) {
 	data := append(append([]byte(nil), l.data...), randomPayload(rng, 1<<20)...)
 	b.SetBytes(1 << 20)
 	for b.Loop() {
-		_, err, r := readAll(data)
+		_, r, err := readAll(data)
 		if err != nil || !r.TornTail() {
 			b.Fatal("expected torn tail", err)
 		}
