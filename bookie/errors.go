@@ -7,7 +7,7 @@ import (
 
 // Errors. The storage's errors wrap these sentinels (errors.Wrapf), so
 // that the standard library's errors.Is and cockroachdb's both match
-// them. Errors from the entry logs match entrylog.ErrBadLocation or
+// them (docs/design.md, "Errors"). Errors from the entry logs match entrylog.ErrBadLocation or
 // entrylog.ErrCorruption.
 var (
 	// ErrNoEntry: the entry is not stored (upstream's NoEntryException).

@@ -17,9 +17,9 @@ const (
 // ErrInvalidArgument is the errors.Is target of errors caused by a bad
 // argument: a negative ledger or entry id, a zero or negative location.
 //
-// Errors of this package wrap their sentinel (errors.Wrapf) rather than
-// mark it (errors.Mark), so that the standard library's errors.Is and
-// testify's ErrorIs recognize them too, not only cockroachdb's errors.Is.
+// Errors of this package wrap their sentinel (errors.Wrapf), so that the
+// standard library's errors.Is matches them as cockroachdb's does
+// (docs/design.md, "Errors").
 var ErrInvalidArgument = errors.New("invalid argument")
 
 // entryKey is an encoded (ledgerId, entryId) key.

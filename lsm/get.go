@@ -174,7 +174,7 @@ func (d *DB) isClosed() bool { return d.closedFlag.Load() }
 // file closed under it) as ErrClosed, so callers see why.
 func (d *DB) markIfClosed(err error) error {
 	if err != nil && d.isClosed() && !errors.Is(err, ErrClosed) {
-		return errors.Mark(err, ErrClosed)
+		return base.Mark(err, ErrClosed)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package cache
 import (
 	"sync/atomic"
 
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/cockroachdb/errors"
 )
 
@@ -147,7 +148,7 @@ func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, value []byte)
 	s.mu.Lock()
 	e, outcome := c.insertLocked(s, k, kind, pri, value)
 	if outcome == outcomeStrictReject {
-		err := errors.Mark(errors.Newf(
+		err := base.Mark(errors.Newf(
 			"cache: cannot insert %d-byte %s block of file %d at offset %d: "+
 				"shard capacity %d, usage %d, of which %d referenced (strict capacity limit)",
 			len(value), kind, id, offset, s.capacity, s.usageLocked(), s.entryPinned.Load()), ErrFull)
