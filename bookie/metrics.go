@@ -5,6 +5,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/internal/opstats"
 )
 
 // Names of the storage's statistics, as upstream's DbLedgerStorageStats
@@ -43,16 +44,16 @@ type DirMetrics struct {
 	// AddEntry and ReadEntry are add-entry and read-entry; their
 	// latencies only with EnableStatistics. A read of an absent entry
 	// counts as a failure.
-	AddEntry, ReadEntry entrylocation.OpStats
+	AddEntry, ReadEntry opstats.Stats
 	// Flush is a checkpoint's write of a cache (flush); FlushEntryLog,
 	// FlushLedgerIndex and FlushLocationsIndex its steps.
-	Flush, FlushEntryLog, FlushLedgerIndex, FlushLocationsIndex entrylocation.OpStats
+	Flush, FlushEntryLog, FlushLedgerIndex, FlushLocationsIndex opstats.Stats
 	// FlushBytes and FlushEntries total what checkpoints wrote
 	// (upstream's flush-size summary, as a sum and a count).
 	FlushBytes, FlushEntries int64
 	// ThrottledWrite times the adds that waited for room (throttled-write):
 	// a success found room in time.
-	ThrottledWrite entrylocation.OpStats
+	ThrottledWrite opstats.Stats
 	// RejectedWriteRequests counts the adds rejected with ErrRejected.
 	RejectedWriteRequests int64
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
-	"github.com/bookie-index/bookie-index/conf"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -96,40 +95,6 @@ type Options struct {
 	// the indexes and of every engine: one logger for the whole storage.
 	// Default: discarded.
 	Logger *slog.Logger
-}
-
-// OptionsFromConfig maps a configuration to Options. The second result
-// lists the engine settings that have no effect, one per line, for the
-// caller to log.
-func OptionsFromConfig(c *conf.Config, logger *slog.Logger) (*Options, []string, error) {
-	engine, notes, err := c.EntryLocationOptions()
-	if err != nil {
-		return nil, nil, errors.Wrap(err, "entry location options")
-	}
-	throttle := c.MaxThrottleTime
-	if throttle == 0 {
-		throttle = -1 // 0 in the file: reject at once
-	}
-	return &Options{
-		LedgerDirs:          c.LedgerDirectories,
-		IndexDirs:           c.IndexDirectories,
-		FlushInterval:       c.FlushInterval,
-		GCWaitTime:          c.GCWaitTime,
-		WriteCacheSize:      c.WriteCacheMaxSizeMB << 20,
-		ReadCacheSize:       c.ReadAheadCacheMaxSizeMB << 20,
-		MaxThrottleTime:     throttle,
-		ReadAheadBatchSize:  c.ReadAheadCacheBatchSize,
-		ReadAheadBatchBytes: c.ReadAheadCacheBatchBytesSize,
-		LogSizeLimit:        c.LogSizeLimit,
-		Index: &entrylocation.Options{
-			Engine:           engine,
-			MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
-			EnableStatistics: c.EnableStatistics,
-			Logger:           logger,
-		},
-		EnableStatistics: c.EnableStatistics,
-		Logger:           logger,
-	}, notes, nil
 }
 
 // resolved are Options with every default filled in.

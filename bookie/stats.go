@@ -3,11 +3,11 @@ package bookie
 import (
 	"sync/atomic"
 
-	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/internal/opstats"
 )
 
-// opRecorder is entrylocation's: counts always, latencies when Timed.
-type opRecorder = entrylocation.OpRecorder
+// opRecorder counts always, latencies when Timed.
+type opRecorder = opstats.Recorder
 
 // dirStats are a directory's counters, named after upstream's
 // DbLedgerStorageStats.

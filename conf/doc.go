@@ -43,5 +43,6 @@
 // for the entry location database.
 //
 // This package imports only lsm (public) among bookie-index's packages;
-// cmd and bookie import it.
+// only cmd imports it (the storage's packages take options, not a
+// configuration).
 package conf

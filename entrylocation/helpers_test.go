@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/stretchr/testify/require"
@@ -84,5 +83,3 @@ func (fs *blockingFS) Remove(name string) error {
 	}
 	return fs.FS.Remove(name)
 }
-
-func timeMicros(n int64) time.Duration { return time.Duration(n) * time.Microsecond }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/opstats"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
@@ -78,8 +79,8 @@ type Index struct {
 	// escape and cost an allocation per lookup.
 	lookupScratch sync.Pool
 
-	lookupStats    OpRecorder
-	lastEntryStats OpRecorder
+	lookupStats    opstats.Recorder
+	lastEntryStats opstats.Recorder
 }
 
 type lookupScratch struct {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/internal/opstats"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -179,24 +179,24 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectCompactions(ch)
 }
 
-// collectOpStats exports an OpStats as upstream's Prometheus provider
+// collectOpStats exports a Stats as upstream's Prometheus provider
 // exports an OpStatsLogger: a summary per success="true|false" with
 // quantiles and a sum in milliseconds. Unlike upstream's, whose quantiles
 // cover a rolling window, these cover the index's whole life. Without
 // statistics only the counts are known: the sum is 0 and there are no
 // quantiles.
-func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *entrylocation.OpStats, timed bool, dl []string) {
+func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opstats.Stats, timed bool, dl []string) {
 	for _, side := range []struct {
 		success string
 		count   int64
-		latency *entrylocation.LatencyStats
+		latency *opstats.LatencyStats
 	}{{"true", s.SuccessCount, &s.SuccessLatency}, {"false", s.FailureCount, &s.FailureLatency}} {
 		var sum float64
 		var quantiles map[float64]float64
 		if timed {
 			sum = millis(side.latency.Sum)
 			quantiles = make(map[float64]float64)
-			for _, q := range entrylocation.SummaryQuantiles() {
+			for _, q := range opstats.SummaryQuantiles() {
 				v := math.NaN()
 				if side.latency.Count > 0 {
 					v = millis(side.latency.Quantile(q))

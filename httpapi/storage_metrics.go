@@ -2,7 +2,7 @@ package httpapi
 
 import (
 	"github.com/bookie-index/bookie-index/bookie"
-	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/internal/opstats"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -23,7 +23,7 @@ type storageCollector struct {
 
 type storageOpStat struct {
 	desc  *prometheus.Desc
-	stats func(m *bookie.DirMetrics) *entrylocation.OpStats
+	stats func(m *bookie.DirMetrics) *opstats.Stats
 	// timed: latencies exist whatever enableStatistics says.
 	timed bool
 }
@@ -37,23 +37,23 @@ const storagePrefix = "bookie_index_storage_"
 
 func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 	c := &storageCollector{storage: storage, timed: timed}
-	op := func(stat, help string, alwaysTimed bool, f func(m *bookie.DirMetrics) *entrylocation.OpStats) {
+	op := func(stat, help string, alwaysTimed bool, f func(m *bookie.DirMetrics) *opstats.Stats) {
 		c.opStats = append(c.opStats, storageOpStat{prometheus.NewDesc(upstreamName(stat), help, labels("success"), nil), f, alwaysTimed})
 	}
 	op(bookie.StatAddEntry, "Entries added (to the write cache) and their latency in milliseconds (with enableStatistics).", false,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.AddEntry })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.AddEntry })
 	op(bookie.StatReadEntry, "Entries read and their latency in milliseconds (with enableStatistics); an absent entry counts as success=\"false\".", false,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.ReadEntry })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.ReadEntry })
 	op(bookie.StatFlush, "Checkpoints that wrote a write cache, and their latency in milliseconds.", true,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.Flush })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.Flush })
 	op(bookie.StatFlushEntryLog, "Entry-log syncs of checkpoints, and their latency in milliseconds.", true,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.FlushEntryLog })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.FlushEntryLog })
 	op(bookie.StatFlushLocationsIndex, "Writes of checkpoints' locations to the entry location index, and their latency in milliseconds.", true,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.FlushLocationsIndex })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.FlushLocationsIndex })
 	op(bookie.StatFlushLedgerIndex, "Writes of checkpoints' ledger changes to the ledgers index, and their latency in milliseconds.", true,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.FlushLedgerIndex })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.FlushLedgerIndex })
 	op(bookie.StatThrottledWrite, "Adds that waited for room in a full write cache, and how long, in milliseconds; success=\"false\" were rejected.", true,
-		func(m *bookie.DirMetrics) *entrylocation.OpStats { return &m.ThrottledWrite })
+		func(m *bookie.DirMetrics) *opstats.Stats { return &m.ThrottledWrite })
 
 	counter := func(name, help string, f func(m *bookie.DirMetrics) float64) {
 		c.counters = append(c.counters, storageValue{prometheus.NewDesc(name, help, dirLabels, nil), f})

@@ -194,7 +194,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 // flushInterval and purges deleted ledgers after each checkpoint and every
 // gcWaitTime. It logs the settings the engine ignores.
 func openStorage(c *conf.Config, log *slog.Logger) (*bookie.Storage, []httpapi.Directory, error) {
-	opts, notes, err := bookie.OptionsFromConfig(c, log)
+	opts, notes, err := storageOptions(c, log)
 	if err != nil {
 		return nil, nil, err
 	}
