@@ -4,7 +4,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/bookie-index/bookie-index/benchmark"
+	"github.com/bookie-index/bookie-index/internal/benchmark"
 )
 
 // runBench runs the BENCHMARK.md workload on bookie-index.
