@@ -30,7 +30,9 @@ const (
 	DefaultReadAheadBatchSize = 100
 )
 
-// Options configure a Storage. Zero fields mean their defaults.
+// Options configure a Storage. Zero fields mean their defaults; a negative
+// field spells a setting whose zero would be real ("none"), as lsm.Options
+// describes.
 type Options struct {
 	// LedgerDirs are the ledger directories; each one's entry logs live in
 	// <dir>/current. At least one.

@@ -239,7 +239,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 
 	// Write disjoint tables: straight from memory, or from the merge of
 	// the runs.
-	tw := &tableSink{fs: o.FS, dir: tmpDir, opts: tableOptionsOf(engine), target: uint64(engine.TargetFileSizeBase)}
+	tw := &tableSink{fs: o.FS, dir: tmpDir, opts: engine.TableOptions(), target: uint64(engine.TargetFileSizeBase)}
 	if len(runPaths) == 0 {
 		for _, e := range sortRun(run) {
 			if err := tw.add(&e); err != nil {
@@ -278,20 +278,6 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	}
 	res.Duration = time.Since(start)
 	return nil
-}
-
-// tableOptionsOf returns the table options of an engine's tables.
-func tableOptionsOf(e *lsm.Options) lsm.TableOptions {
-	return lsm.TableOptions{
-		BlockSize:            e.BlockSize,
-		RestartInterval:      e.BlockRestartInterval,
-		IndexRestartInterval: e.IndexBlockRestartInterval,
-		MetadataBlockSize:    e.MetadataBlockSize,
-		Layout:               e.TableLayout,
-		BloomBitsPerKey:      e.BloomBitsPerKey,
-		Compression:          e.Compression,
-		DisableCommonPrefix:  e.DisableCommonPrefix,
-	}
 }
 
 // tableSink writes sorted entries into tables of about target bytes.

@@ -165,6 +165,10 @@ func TestOptionValueForms(t *testing.T) {
 			o.BlockCacheSize, o.BlockCacheNumShardBits, o.BlockCacheHighPriorityRatio = 1<<30, 4, 0.75
 		}},
 		{`[TableOptions/BlockBasedTable "default"]`, "block_cache={capacity=8388608;num_shard_bits=-1;}", func(o *lsm.Options) { o.BlockCacheSize = 8 << 20 }},
+		{`[TableOptions/BlockBasedTable "default"]`, "block_cache={capacity=8388608;num_shard_bits=0;}", func(o *lsm.Options) {
+			o.BlockCacheSize, o.BlockCacheNumShardBits = 8<<20, -1 // one shard
+		}},
+		{`[TableOptions/BlockBasedTable "default"]`, "high_pri_pool_ratio=0", func(o *lsm.Options) { o.BlockCacheHighPriorityRatio = -1 }},
 		{`[TableOptions/BlockBasedTable "default"]`, "index_type=kTwoLevelIndexSearch", func(o *lsm.Options) {}},
 		{`[TableOptions/BlockBasedTable "default"]`, "optimize_key_common_prefix=kIfFastSeek", func(o *lsm.Options) {}},
 		{`[TableOptions/BlockBasedTable "default"]`, "optimize_key_common_prefix=kEnabled", func(o *lsm.Options) {}},
@@ -272,8 +276,8 @@ func TestOptionsFileErrors(t *testing.T) {
 		{table, "block_cache={capacity=1M", "must end with '}'"},
 		{table, "block_cache={capacity=1M;colour=red}", "colour: unknown block cache field"},
 		{table, "block_cache={capacity}", `"capacity" is not key=value`},
-		{table, "high_pri_pool_ratio=0", table + " high_pri_pool_ratio=0: must be in (0, 1]"},
-		{table, "high_pri_pool_ratio=1.5", "must be in (0, 1]"},
+		{table, "high_pri_pool_ratio=-0.5", table + " high_pri_pool_ratio=-0.5: must be in [0, 1]"},
+		{table, "high_pri_pool_ratio=1.5", "must be in [0, 1]"},
 		{table, "optimize_key_common_prefix=yes", "not accepted (accepted: kDisabled, kIfFastSeek, kEnabled)"},
 		{table, "pin_top_level_index_and_filter=sure", "not a boolean"},
 		// Values the engine does not accept.

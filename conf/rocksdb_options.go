@@ -457,11 +457,12 @@ func applyBlockCache(b *optionsBuilder, value string) error {
 		case "num_shard_bits":
 			var n int64
 			if n, err = parseRocksInt(v); err == nil {
-				if n > 0 {
+				switch {
+				case n > 0:
 					b.opts.BlockCacheNumShardBits = int(min(n, math.MaxInt32))
-				} else if n == 0 {
-					b.note("num_shard_bits=0 is taken as the engine's default")
-				}
+				case n == 0: // one shard; the engine spells it negative
+					b.opts.BlockCacheNumShardBits = -1
+				} // negative: RocksDB's "default", the engine's 0
 			}
 		case "high_pri_pool_ratio":
 			err = applyHighPriPoolRatio(b, v)
@@ -491,14 +492,17 @@ func setBlockCacheCapacity(b *optionsBuilder, value string) error {
 }
 
 // applyHighPriPoolRatio takes the share of the block cache kept for index
-// and filter partitions. 0 is refused: the engine reads it as "default".
+// and filter partitions. RocksDB's 0 (no share) is the engine's negative.
 func applyHighPriPoolRatio(b *optionsBuilder, value string) error {
 	v, err := strconv.ParseFloat(value, 64)
 	if err != nil || math.IsNaN(v) {
 		return errors.New("not a number")
 	}
-	if v <= 0 || v > 1 {
-		return errors.New("must be in (0, 1]")
+	if v < 0 || v > 1 {
+		return errors.New("must be in [0, 1]")
+	}
+	if v == 0 {
+		v = -1
 	}
 	b.opts.BlockCacheHighPriorityRatio = v
 	return nil

@@ -34,7 +34,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	if o.NumLevels > manifest.NumLevels {
 		return nil, errors.Newf("lsm: NumLevels %d is above the %d levels this version supports", o.NumLevels, manifest.NumLevels)
 	}
-	d := &DB{dir: dir, opts: &o, fs: o.FS, tableOpts: o.tableOptions()}
+	d := &DB{dir: dir, opts: &o, fs: o.FS, tableOpts: o.TableOptions()}
 	d.mu.cond.L = &d.mu.Mutex
 	d.published = sync.NewCond(&d.publishMu)
 	d.mu.snapshots = make(map[*Snapshot]struct{})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
@@ -19,8 +20,16 @@ func NewMemFS() FS { return vfs.NewMem() }
 
 // Options configure a DB. Fields are named after their RocksDB options
 // (the OPTIONS-file key is given in each comment) so that BookKeeper
-// configurations map one to one. A zero field means its default, written in
-// its comment; Open(dir, nil) uses DefaultOptions().
+// configurations map one to one; Open(dir, nil) uses DefaultOptions().
+//
+// Zero values: a zero field means its default, written in its comment (the
+// Default… constants), so that a literal setting a few fields is the
+// defaults plus those. A field whose zero is a real setting spells that
+// setting with a negative value: BloomBitsPerKey < 0 writes no filters,
+// BlockCacheNumShardBits < 0 makes one shard, BlockCacheHighPriorityRatio
+// < 0 reserves no share, MaxOpenFiles < 0 keeps every table open. Every
+// option struct of the repository (bookie.Options, entrylocation.Options,
+// the internal packages' options) follows this rule.
 type Options struct {
 	// FS is the file system. Default: the operating system's.
 	FS FS
@@ -96,11 +105,12 @@ type Options struct {
 	// a WARN. A torn tail (bytes no sync covered) is dropped in both modes.
 	WALRecoveryMode WALRecoveryMode
 
-	// BlockSize (block_size) of data blocks. Default 65536 (BookKeeper's
-	// dbStorage_rocksDB_blockSize).
+	// BlockSize (block_size) of data blocks. Default 65536
+	// (DefaultBlockSize, BookKeeper's dbStorage_rocksDB_blockSize).
 	BlockSize int
-	// BlockRestartInterval (block_restart_interval). Default 24 (RocksDB's
-	// is 16; see sstable.DefaultRestartInterval for the measurements).
+	// BlockRestartInterval (block_restart_interval). Default 24
+	// (DefaultBlockRestartInterval; RocksDB's is 16, see
+	// sstable.DefaultRestartInterval for the measurements).
 	BlockRestartInterval int
 	// IndexBlockRestartInterval (index_block_restart_interval). Default 1.
 	IndexBlockRestartInterval int
@@ -132,10 +142,14 @@ type Options struct {
 	BlockCache *BlockCache
 	// BlockCacheSize (block_cache) in bytes. Default 256 MiB.
 	BlockCacheSize int64
-	// BlockCacheNumShardBits: 2^bits shards. Default 6 (64 shards).
+	// BlockCacheNumShardBits (num_shard_bits): 2^bits shards. Default 6
+	// (64 shards) for a cache of 32 MiB or more, fewer for a smaller one so
+	// that each shard holds at least 512 KiB (RocksDB's rule); negative:
+	// one shard.
 	BlockCacheNumShardBits int
 	// BlockCacheHighPriorityRatio (high_pri_pool_ratio): share of each
-	// shard reserved for index and filter partitions. Default 0.5.
+	// shard reserved for index and filter partitions, at most 1. Default
+	// 0.5; negative: none.
 	BlockCacheHighPriorityRatio float64
 
 	// EnableStatistics turns on timing measurements (stall and sync
@@ -188,8 +202,13 @@ const (
 	DefaultMaxBackgroundJobs           = 2
 	DefaultMaxManifestFileSize         = 64 << 20
 	DefaultBlockCacheSize              = 256 << 20
-	DefaultBlockCacheNumShardBits      = 6
 	DefaultBlockCacheHighPriorityRatio = 0.5
+
+	DefaultBlockSize                 = sstable.DefaultBlockSize
+	DefaultBlockRestartInterval      = sstable.DefaultRestartInterval
+	DefaultIndexBlockRestartInterval = sstable.DefaultIndexRestartInterval
+	DefaultMetadataBlockSize         = sstable.DefaultMetadataBlockSize
+	DefaultBloomBitsPerKey           = sstable.DefaultBloomBitsPerKey
 )
 
 // DefaultOptions returns the defaults.
@@ -199,8 +218,8 @@ func DefaultOptions() *Options {
 	return o
 }
 
-// EnsureDefaults fills every zero field but Logger with its default and
-// returns o.
+// EnsureDefaults fills every zero field but Logger with its default
+// (negative fields keep the settings they spell) and returns o.
 func (o *Options) EnsureDefaults() *Options {
 	if o.FS == nil {
 		o.FS = vfs.Default
@@ -233,13 +252,14 @@ func (o *Options) EnsureDefaults() *Options {
 	setFloat(&o.RangeDeletionCompactionRatio, DefaultRangeDeletionCompactionRatio)
 	setInt(&o.MaxBackgroundJobs, DefaultMaxBackgroundJobs)
 	setInt64(&o.MaxManifestFileSize, DefaultMaxManifestFileSize)
-	setInt(&o.BlockSize, sstable.DefaultBlockSize)
-	setInt(&o.BlockRestartInterval, sstable.DefaultRestartInterval)
-	setInt(&o.IndexBlockRestartInterval, sstable.DefaultIndexRestartInterval)
-	setInt(&o.MetadataBlockSize, sstable.DefaultMetadataBlockSize)
-	setInt(&o.BloomBitsPerKey, sstable.DefaultBloomBitsPerKey)
+	setInt(&o.BlockSize, DefaultBlockSize)
+	setInt(&o.BlockRestartInterval, DefaultBlockRestartInterval)
+	setInt(&o.IndexBlockRestartInterval, DefaultIndexBlockRestartInterval)
+	setInt(&o.MetadataBlockSize, DefaultMetadataBlockSize)
+	setInt(&o.BloomBitsPerKey, DefaultBloomBitsPerKey)
 	setInt64(&o.BlockCacheSize, DefaultBlockCacheSize)
-	setInt(&o.BlockCacheNumShardBits, DefaultBlockCacheNumShardBits)
+	// BlockCacheNumShardBits stays 0: its default depends on the capacity,
+	// which the cache applies when it is made.
 	setFloat(&o.BlockCacheHighPriorityRatio, DefaultBlockCacheHighPriorityRatio)
 	if o.Compression == DefaultCompression {
 		o.Compression = LZ4Compression
@@ -272,18 +292,19 @@ func (o *Options) Validate() error {
 		{o.WALRecoveryMode > WALRecoveryPointInTime, "WALRecoveryMode %v is not a recovery mode", o.WALRecoveryMode},
 		{o.MaxManifestFileSize < 64<<10, "MaxManifestFileSize %v must be at least 64 KiB", o.MaxManifestFileSize},
 		{o.BlockCacheSize < 0, "BlockCacheSize %v must not be negative", o.BlockCacheSize},
-		{o.BlockCacheNumShardBits < 0 || o.BlockCacheNumShardBits > cache.MaxNumShardBits, "BlockCacheNumShardBits %v is out of range [0, 16]", o.BlockCacheNumShardBits},
-		{o.BlockCacheHighPriorityRatio < 0 || o.BlockCacheHighPriorityRatio > 1, "BlockCacheHighPriorityRatio %v is out of range [0, 1]", o.BlockCacheHighPriorityRatio},
+		{o.BlockCacheNumShardBits > cache.MaxNumShardBits, "BlockCacheNumShardBits %v is above " + strconv.Itoa(cache.MaxNumShardBits) + " (negative: one shard)", o.BlockCacheNumShardBits},
+		{math.IsNaN(o.BlockCacheHighPriorityRatio) || o.BlockCacheHighPriorityRatio > 1, "BlockCacheHighPriorityRatio %v is above 1 (negative: none)", o.BlockCacheHighPriorityRatio},
 	} {
 		if c.bad {
 			return errors.Newf("lsm: "+c.msg, c.val)
 		}
 	}
-	return errors.Wrap(o.tableOptions().Validate(), "lsm")
+	return errors.Wrap(o.TableOptions().Validate(), "lsm")
 }
 
-// tableOptions are the options of the tables the DB writes.
-func (o *Options) tableOptions() sstable.WriterOptions {
+// TableOptions returns the options of the tables the DB writes, for tables
+// written outside it (CreateTable) that it will ingest.
+func (o *Options) TableOptions() TableOptions {
 	return sstable.WriterOptions{
 		BlockSize:            o.BlockSize,
 		RestartInterval:      o.BlockRestartInterval,
@@ -302,8 +323,9 @@ type BlockCache struct {
 }
 
 // NewBlockCache returns a cache of capacity bytes in 2^numShardBits shards
-// (negative: the default 6) with the given high-priority pool ratio (0:
-// the default 0.5).
+// with the given high-priority pool ratio. Zeros and negatives mean what
+// they mean in Options.BlockCacheNumShardBits and
+// Options.BlockCacheHighPriorityRatio.
 func NewBlockCache(capacity int64, numShardBits int, highPriorityRatio float64) (*BlockCache, error) {
 	c, err := cache.New(cache.Options{Capacity: capacity, NumShardBits: numShardBits, HighPriorityPoolRatio: highPriorityRatio})
 	if err != nil {

@@ -93,11 +93,11 @@ func sstBuild(args []string, stdout, stderr io.Writer) error {
 	entries := fs.Int("entries", 1000, "entries per ledger")
 	layout := fs.String("layout", "partitioned", "index and filter layout: partitioned or full")
 	commonPrefix := fs.String("common-prefix", "on", "store each block's common key prefix once: on or off")
-	blockSize := fs.Int("block-size", 65536, "data block size in bytes")
+	blockSize := fs.Int("block-size", lsm.DefaultBlockSize, "data block size in bytes")
 	compression := fs.String("compression", "lz4", "block compression: none or lz4")
-	bloomBits := fs.Int("bloom-bits", 10, "Bloom filter bits per key (0 disables)")
-	restart := fs.Int("restart-interval", 16, "entries between restart points in data blocks")
-	metadataBlockSize := fs.Int("metadata-block-size", 4096, "index and filter partition size in bytes")
+	bloomBits := fs.Int("bloom-bits", lsm.DefaultBloomBitsPerKey, "Bloom filter bits per key (0 or negative: no filters)")
+	restart := fs.Int("restart-interval", lsm.DefaultBlockRestartInterval, "entries between restart points in data blocks")
+	metadataBlockSize := fs.Int("metadata-block-size", lsm.DefaultMetadataBlockSize, "index and filter partition size in bytes")
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func sstBuild(args []string, stdout, stderr io.Writer) error {
 		return usageErrorf("--ledgers and --entries must be positive")
 	}
 	opts := lsm.TableOptions{BlockSize: *blockSize, RestartInterval: *restart, MetadataBlockSize: *metadataBlockSize, BloomBitsPerKey: *bloomBits}
-	if *bloomBits == 0 {
+	if *bloomBits <= 0 {
 		opts.BloomBitsPerKey = -1
 	}
 	if opts.Layout, err = lsm.ParseTableLayout(*layout); err != nil {

@@ -39,6 +39,7 @@ func (e *BookieEngine) Options(cacheBytes int64) (*lsm.Options, error) {
 		o.BloomBitsPerKey = -1
 	}
 	o.BlockCacheSize = cacheBytes
+	o.BlockCacheNumShardBits = 6 // 64 shards at every size (the rows' shard_bytes), as upstream's default caches
 	o.TargetFileSizeBase = e.cfg.EffectiveTargetFileSize()
 	o.WriteBufferSize = e.cfg.EffectiveWriteBuffer()
 	return o, o.Validate()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
 
@@ -62,8 +63,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	c.CommonPrefix = true
-	fs.IntVar(&c.BlockSize, "block-size", 65536, "data block size")
-	fs.IntVar(&c.BloomBits, "bloom-bits", 10, "Bloom filter bits per key")
+	fs.IntVar(&c.BlockSize, "block-size", lsm.DefaultBlockSize, "data block size")
+	fs.IntVar(&c.BloomBits, "bloom-bits", lsm.DefaultBloomBitsPerKey, "Bloom filter bits per key")
 	fs.StringVar(&c.Compression, "compression", "lz4", "block compression: none or lz4")
 	fs.BoolVar(&c.AlwaysLoadFilters, "always-load-filters", false, "bookie-index: read uncached filter blocks on every lookup, even while lookups find their keys")
 	fs.Func("target-file-size", "table size (default 64MiB scaled to the key count, at least 2MiB)", func(s string) error {

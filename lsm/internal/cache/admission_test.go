@@ -20,7 +20,7 @@ func TestAdmit(t *testing.T) {
 		}
 		return a
 	}
-	c := newTestCache(t, Options{Capacity: 10 * (block + EntryOverhead), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 10 * (block + EntryOverhead), NumShardBits: OneShard})
 	require.Equal(t, DefaultFullAdmitOneIn, c.opts.FullAdmitOneIn)
 	for i := range 10 {
 		require.Equal(t, 1000, admitted(c, 1000), "room for block %d", i)
@@ -35,7 +35,7 @@ func TestAdmit(t *testing.T) {
 	insertValue(t, c, 1, 0, make([]byte, block))
 	require.Equal(t, 1000, admitted(c, 1000), "an insert fitted without evicting")
 
-	all := newTestCache(t, Options{Capacity: 2 * (block + EntryOverhead), NumShardBits: 0, FullAdmitOneIn: 1})
+	all := newTestCache(t, Options{Capacity: 2 * (block + EntryOverhead), NumShardBits: OneShard, FullAdmitOneIn: 1})
 	for i := range 5 {
 		insertValue(t, all, 1, uint64(i*block), make([]byte, block))
 	}

@@ -20,7 +20,7 @@ func BenchmarkLookupHitParallel(b *testing.B) {
 }
 
 func benchmarkLookupHitParallel(b *testing.B, blocks uint64) {
-	c, err := New(DefaultOptions(512 << 20))
+	c, err := New(Options{Capacity: 512 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func benchmarkLookupHitParallel(b *testing.B, blocks uint64) {
 // BenchmarkInsertEvict measures inserting distinct 4 KiB blocks into a full
 // cache, so that every insert evicts one entry.
 func BenchmarkInsertEvict(b *testing.B) {
-	c, err := New(DefaultOptions(32 << 20))
+	c, err := New(Options{Capacity: 32 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func BenchmarkInsertEvict(b *testing.B) {
 // BenchmarkGetOrLoadMiss measures the miss path of GetOrLoad with a load
 // that returns at once: flight bookkeeping plus an insert that evicts.
 func BenchmarkGetOrLoadMiss(b *testing.B) {
-	c, err := New(DefaultOptions(32 << 20))
+	c, err := New(Options{Capacity: 32 << 20})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,6 @@ func TestOptionsValidation(t *testing.T) {
 	}{
 		{Options{Capacity: -1}, "Capacity"},
 		{Options{Capacity: 1 << 20, NumShardBits: MaxNumShardBits + 1}, "NumShardBits"},
-		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: -0.1}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: 1.5}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, HighPriorityPoolRatio: math.NaN()}, "HighPriorityPoolRatio"},
 		{Options{Capacity: 1 << 20, FullAdmitOneIn: -1}, "FullAdmitOneIn"},
@@ -29,19 +28,22 @@ func TestOptionsValidation(t *testing.T) {
 		require.Contains(t, err.Error(), tc.field)
 	}
 
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: -1})
+	// Zero fields mean their defaults; negative ones the settings whose
+	// zero is real (one shard, no high-priority share).
+	c := newTestCache(t, Options{Capacity: 64 << 20})
 	require.Equal(t, 64, c.Metrics().NumShards)
 	require.Equal(t, DefaultHighPriorityPoolRatio, c.opts.HighPriorityPoolRatio)
-	c = newTestCache(t, Options{Capacity: 1 << 20, HighPriorityPoolRatio: 1})
+	c = newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard, HighPriorityPoolRatio: -1})
 	require.Equal(t, 1, c.Metrics().NumShards)
+	require.Zero(t, c.opts.HighPriorityPoolRatio)
+	c = newTestCache(t, Options{Capacity: 1 << 20, HighPriorityPoolRatio: 1})
+	require.Equal(t, 2, c.Metrics().NumShards)
 
-	require.Equal(t, 6, DefaultOptions(205<<20).NumShardBits)
-	require.Equal(t, 6, DefaultOptions(32<<20).NumShardBits)
-	require.Equal(t, 5, DefaultOptions(32<<20-1).NumShardBits)
-	require.Equal(t, 1, DefaultOptions(1<<20).NumShardBits)
-	require.Equal(t, 0, DefaultOptions(0).NumShardBits)
-	_, err := New(DefaultOptions(205 << 20))
-	require.NoError(t, err)
+	require.Equal(t, 6, DefaultNumShardBits(205<<20))
+	require.Equal(t, 6, DefaultNumShardBits(32<<20))
+	require.Equal(t, 5, DefaultNumShardBits(32<<20-1))
+	require.Equal(t, 1, DefaultNumShardBits(1<<20))
+	require.Equal(t, 0, DefaultNumShardBits(0))
 }
 
 func TestKindAndPriorityStrings(t *testing.T) {
@@ -55,7 +57,7 @@ func TestKindAndPriorityStrings(t *testing.T) {
 }
 
 func TestInvalidArguments(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
 	_, err := c.Insert(1, 0, NumKinds, PriorityLow, []byte("x"))
 	require.ErrorContains(t, err, "kind")
 	_, err = c.Insert(1, 0, KindData, Priority(7), []byte("x"))
@@ -76,7 +78,7 @@ func TestInvalidArguments(t *testing.T) {
 
 func TestLRUOrder(t *testing.T) {
 	// Room for exactly four 100-byte values in one shard.
-	c := newTestCache(t, Options{Capacity: 4 * charge(100), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 4 * charge(100), NumShardBits: OneShard})
 	for off := uint64(0); off < 4; off++ {
 		mustInsert(t, c, 1, off, KindData, PriorityLow, valueFor(1, off, 100))
 	}
@@ -112,7 +114,7 @@ func TestLRUOrder(t *testing.T) {
 // only if more than a quarter of the list was pushed in front of it since
 // its own push; entries in the newest quarter stay where they are.
 func TestHitInNewestQuarterDoesNotMove(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 100 * charge(100), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 100 * charge(100), NumShardBits: OneShard})
 	for off := uint64(0); off < 8; off++ {
 		mustInsert(t, c, 1, off, KindData, PriorityLow, valueFor(1, off, 100))
 	}
@@ -137,7 +139,7 @@ func TestHitInNewestQuarterDoesNotMove(t *testing.T) {
 
 	// A demoted high-priority entry is moved back into the pool by a hit,
 	// however recent: the rule only keeps entries on the list they belong to.
-	c2 := newTestCache(t, Options{Capacity: 8 * charge(100), NumShardBits: 0, HighPriorityPoolRatio: 0.25})
+	c2 := newTestCache(t, Options{Capacity: 8 * charge(100), NumShardBits: OneShard, HighPriorityPoolRatio: 0.25})
 	for off := uint64(0); off < 3; off++ {
 		mustInsert(t, c2, 1, off, KindIndex, PriorityHigh, valueFor(1, off, 100))
 	}
@@ -179,7 +181,7 @@ func TestCapacityPerShard(t *testing.T) {
 
 func TestHighPriorityPoolProtectsIndexFromScan(t *testing.T) {
 	// One shard of 20 entries; the pool may hold half of it.
-	c := newTestCache(t, Options{Capacity: 20 * charge(100), NumShardBits: 0, HighPriorityPoolRatio: 0.5})
+	c := newTestCache(t, Options{Capacity: 20 * charge(100), NumShardBits: OneShard, HighPriorityPoolRatio: 0.5})
 	const indexID, dataID = 1, 2
 	for off := uint64(0); off < 8; off++ {
 		mustInsert(t, c, indexID, off, KindIndex, PriorityHigh, valueFor(indexID, off, 100))
@@ -205,7 +207,7 @@ func TestHighPriorityPoolProtectsIndexFromScan(t *testing.T) {
 	require.Equal(t, int64(1000-12), m.Kinds[KindData].Evictions)
 
 	// Without the pool's protection (all low priority), the scan flushes them.
-	c = newTestCache(t, Options{Capacity: 20 * charge(100), NumShardBits: 0})
+	c = newTestCache(t, Options{Capacity: 20 * charge(100), NumShardBits: OneShard})
 	for off := uint64(0); off < 8; off++ {
 		mustInsert(t, c, indexID, off, KindIndex, PriorityLow, valueFor(indexID, off, 100))
 	}
@@ -219,7 +221,7 @@ func TestHighPriorityPoolProtectsIndexFromScan(t *testing.T) {
 
 func TestHighPriorityPoolOverflowDemotes(t *testing.T) {
 	// Pool of 4 entries within a shard of 10.
-	c := newTestCache(t, Options{Capacity: 10 * charge(100), NumShardBits: 0, HighPriorityPoolRatio: 0.4})
+	c := newTestCache(t, Options{Capacity: 10 * charge(100), NumShardBits: OneShard, HighPriorityPoolRatio: 0.4})
 	for off := uint64(0); off < 6; off++ {
 		mustInsert(t, c, 1, off, KindFilter, PriorityHigh, valueFor(1, off, 100))
 	}
@@ -243,7 +245,7 @@ func TestHighPriorityPoolOverflowDemotes(t *testing.T) {
 }
 
 func TestReferencedEntriesSurviveEviction(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 4 * charge(100), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 4 * charge(100), NumShardBits: OneShard})
 	h0, err := c.Insert(1, 0, KindData, PriorityLow, valueFor(1, 0, 100))
 	require.NoError(t, err)
 	h1, ok := func() (Handle, bool) {
@@ -283,7 +285,7 @@ func TestReferencedEntriesSurviveEviction(t *testing.T) {
 }
 
 func TestPinnedEntriesMayOvershootCapacity(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 2 * charge(100), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 2 * charge(100), NumShardBits: OneShard})
 	var hs []Handle
 	for off := uint64(0); off < 3; off++ {
 		h, err := c.Insert(1, off, KindData, PriorityLow, valueFor(1, off, 100))
@@ -303,7 +305,7 @@ func TestPinnedEntriesMayOvershootCapacity(t *testing.T) {
 }
 
 func TestStrictCapacityLimit(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 3 * charge(100), NumShardBits: 0, StrictCapacityLimit: true})
+	c := newTestCache(t, Options{Capacity: 3 * charge(100), NumShardBits: OneShard, StrictCapacityLimit: true})
 	var hs []Handle
 	for off := uint64(0); off < 2; off++ {
 		h, err := c.Insert(1, off, KindIndex, PriorityLow, valueFor(1, off, 100))
@@ -400,9 +402,8 @@ func TestOversizedValueIsNotInsertedAndEvictsNothing(t *testing.T) {
 // full filter through the cache. Before, each read evicted the whole shard;
 // here no read evicts anything and the cache stays full.
 func TestSeed001OversizedFilter(t *testing.T) {
-	opts := DefaultOptions(205 << 20)
-	require.Equal(t, 6, opts.NumShardBits)
-	c := newTestCache(t, opts)
+	c := newTestCache(t, Options{Capacity: 205 << 20})
+	require.Equal(t, 64, c.Metrics().NumShards)
 	block := make([]byte, 64<<10) // shared: the test checks placement, not bytes
 	id := c.NewID()
 	var n uint64
@@ -449,7 +450,7 @@ func TestSeed001OversizedFilter(t *testing.T) {
 }
 
 func TestAddPinnedShrinksEffectiveCapacity(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 10 * charge(100), NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 10 * charge(100), NumShardBits: OneShard})
 	for off := uint64(0); off < 10; off++ {
 		mustInsert(t, c, 1, off, KindData, PriorityLow, valueFor(1, off, 100))
 	}
@@ -532,7 +533,7 @@ func TestEvictFile(t *testing.T) {
 }
 
 func TestInsertReplacesKeepingOldHandles(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
 	old, err := c.Insert(1, 0, KindData, PriorityLow, []byte("old"))
 	require.NoError(t, err)
 	mustInsert(t, c, 1, 0, KindData, PriorityHigh, []byte("newer"))
@@ -550,7 +551,7 @@ func TestInsertReplacesKeepingOldHandles(t *testing.T) {
 }
 
 func TestCapacityZeroDisablesCaching(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 0, NumShardBits: -1})
+	c := newTestCache(t, Options{Capacity: 0})
 	h, err := c.Insert(1, 0, KindData, PriorityLow, []byte("abc"))
 	require.NoError(t, err)
 	require.Equal(t, []byte("abc"), h.Value())
@@ -580,7 +581,7 @@ func TestCapacityZeroDisablesCaching(t *testing.T) {
 }
 
 func TestLookupHitAllocatesNothing(t *testing.T) {
-	c := newTestCache(t, DefaultOptions(64<<20))
+	c := newTestCache(t, Options{Capacity: 64 << 20})
 	for off := uint64(0); off < 100; off++ {
 		mustInsert(t, c, 1, off, KindIndex, PriorityHigh, valueFor(1, off, 100))
 	}
@@ -608,7 +609,7 @@ func TestLookupHitAllocatesNothing(t *testing.T) {
 }
 
 func TestNewIDUnique(t *testing.T) {
-	c := newTestCache(t, DefaultOptions(1<<20))
+	c := newTestCache(t, Options{Capacity: 1 << 20})
 	seen := make(map[uint64]bool)
 	for i := 0; i < 1000; i++ {
 		id := c.NewID()

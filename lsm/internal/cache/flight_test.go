@@ -61,7 +61,7 @@ func TestGetOrLoadSingleFlight(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const n = 16
-			c := newTestCache(t, Options{Capacity: tc.capacity, NumShardBits: 0})
+			c := newTestCache(t, Options{Capacity: tc.capacity, NumShardBits: OneShard})
 			want := valueFor(1, 0, 4096)
 			hs, errs, loads := startFlight(t, c, n, want, nil)
 			require.Equal(t, int64(1), loads, "one file read for all callers")
@@ -97,7 +97,7 @@ func TestGetOrLoadSingleFlight(t *testing.T) {
 
 func TestGetOrLoadErrorReachesEveryCaller(t *testing.T) {
 	const n = 8
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
 	errRead := errors.New("read failed")
 	hs, errs, loads := startFlight(t, c, n, nil, errRead)
 	require.Equal(t, int64(1), loads)
@@ -119,7 +119,7 @@ func TestGetOrLoadErrorReachesEveryCaller(t *testing.T) {
 }
 
 func TestGetOrLoadPanicReleasesWaiters(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
 	started := make(chan struct{})
 	proceed := make(chan struct{})
 	leaderDone := make(chan any)
@@ -153,7 +153,7 @@ func TestGetOrLoadPanicReleasesWaiters(t *testing.T) {
 }
 
 func TestGetOrLoadDifferentKeysDoNotWait(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 0})
+	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
 	block := make(chan struct{})
 	done := make(chan struct{})
 	go func() {

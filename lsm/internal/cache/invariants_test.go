@@ -14,7 +14,7 @@ import (
 // would silently drive the reference count negative.
 func TestReleaseTwicePanicsWithInvariants(t *testing.T) {
 	for _, capacity := range []int64{0, 1 << 20} { // detached, cached
-		c := newTestCache(t, Options{Capacity: capacity, NumShardBits: 0})
+		c := newTestCache(t, Options{Capacity: capacity, NumShardBits: OneShard})
 		h, err := c.Insert(1, 0, KindData, PriorityLow, []byte("block"))
 		require.NoError(t, err)
 		h.Release()

@@ -220,7 +220,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 func runModel(t *testing.T, rng *rand.Rand, ops int) {
 	opts := Options{
 		Capacity:              []int64{0, 800, 2000, 5000}[rng.Intn(4)],
-		NumShardBits:          0,
+		NumShardBits:          OneShard,
 		HighPriorityPoolRatio: []float64{0.1, 0.5, 1}[rng.Intn(3)],
 		StrictCapacityLimit:   rng.Intn(2) == 0,
 	}

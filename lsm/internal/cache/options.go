@@ -7,9 +7,12 @@ import (
 )
 
 const (
-	// DefaultNumShardBits is used when Options.NumShardBits is negative:
-	// 64 shards, as RocksDB's LRUCache uses for caches of 32 MiB or more.
-	DefaultNumShardBits = 6
+	// OneShard is the NumShardBits of a single shard, which gives exact
+	// global LRU order (tests use it).
+	OneShard = -1
+	// MaxDefaultNumShardBits is the most shards the default makes: 64, as
+	// RocksDB's LRUCache does for caches of 32 MiB or more.
+	MaxDefaultNumShardBits = 6
 	// MaxNumShardBits bounds Options.NumShardBits: 65536 shards of about
 	// 500 bytes each already take 32 MiB before caching anything.
 	MaxNumShardBits = 16
@@ -22,28 +25,30 @@ const (
 	// Options.HighPriorityPoolRatio is 0.
 	DefaultHighPriorityPoolRatio = 0.5
 
-	// minDefaultShardBytes is the smallest shard DefaultOptions makes
-	// (RocksDB's rule for its default shard count): a small cache gets
-	// fewer shards so that a shard still holds a useful number of blocks.
+	// minDefaultShardBytes is the smallest shard the default shard count
+	// makes (RocksDB's rule): a small cache gets fewer shards so that a
+	// shard still holds a useful number of blocks.
 	minDefaultShardBytes = 512 << 10
 )
 
-// Options configures a Cache. The zero value of each field means its
-// default, except Capacity: a zero Capacity disables caching.
+// Options configures a Cache. As every option struct of the engine
+// (lsm.Options), a zero field means its default, and a field whose zero is
+// a real setting spells that setting with a negative value. Capacity is the
+// exception: it has no default, and 0 disables caching.
 type Options struct {
 	// Capacity is the cache size in bytes, shared by the shards and by
 	// the bytes table readers pin outside the shards (AddPinned). 0
 	// disables caching: every lookup misses, inserted values are handed
 	// back detached and not kept, nothing else changes.
 	Capacity int64
-	// NumShardBits makes 2^NumShardBits shards. A negative value means
-	// DefaultNumShardBits (6, 64 shards). 0 means one shard, which gives
-	// exact global LRU order (tests use it).
+	// NumShardBits makes 2^NumShardBits shards. 0 means
+	// DefaultNumShardBits(Capacity); negative (OneShard) means one shard.
 	NumShardBits int
 	// HighPriorityPoolRatio is the fraction of each shard's capacity that
 	// high-priority entries may occupy; beyond it the oldest of them are
 	// demoted to the low-priority list. 0 means
-	// DefaultHighPriorityPoolRatio (0.5). Must be in [0, 1].
+	// DefaultHighPriorityPoolRatio (0.5); negative means none (every entry
+	// ages in one list). At most 1.
 	HighPriorityPoolRatio float64
 	// StrictCapacityLimit makes an insert that cannot fit, even after
 	// evicting every unreferenced entry of its shard, fail with ErrFull
@@ -57,30 +62,30 @@ type Options struct {
 	FullAdmitOneIn int
 }
 
-// DefaultOptions returns the options for a cache of capacity bytes: 64 shards
-// for caches of 32 MiB or more and, as in RocksDB, fewer shards for smaller
-// caches so that each shard keeps at least 512 KiB; a high-priority pool of
-// half of each shard; no strict capacity limit.
-func DefaultOptions(capacity int64) Options {
+// DefaultNumShardBits returns the default shard bits of a cache of
+// capacity bytes: 6 (64 shards) for caches of 32 MiB or more and, as in
+// RocksDB, fewer for smaller caches so that each shard keeps at least
+// 512 KiB.
+func DefaultNumShardBits(capacity int64) int {
 	bits := 0
-	for bits < DefaultNumShardBits && capacity/(int64(2)<<bits) >= minDefaultShardBytes {
+	for bits < MaxDefaultNumShardBits && capacity/(int64(2)<<bits) >= minDefaultShardBytes {
 		bits++
 	}
-	return Options{
-		Capacity:              capacity,
-		NumShardBits:          bits,
-		HighPriorityPoolRatio: DefaultHighPriorityPoolRatio,
-	}
+	return bits
 }
 
-// withDefaults returns o with zero or negative fields replaced by their
-// defaults, or an error naming the first invalid field.
+// withDefaults returns o with zero fields replaced by their defaults and
+// negative ones by the settings they spell, or an error naming the first
+// invalid field.
 func (o Options) withDefaults() (Options, error) {
 	if o.Capacity < 0 {
 		return o, errors.Newf("cache: Options.Capacity must be >= 0, got %d", o.Capacity)
 	}
-	if o.NumShardBits < 0 {
-		o.NumShardBits = DefaultNumShardBits
+	switch {
+	case o.NumShardBits == 0:
+		o.NumShardBits = DefaultNumShardBits(o.Capacity)
+	case o.NumShardBits < 0:
+		o.NumShardBits = 0
 	}
 	switch {
 	case o.FullAdmitOneIn == 0:
@@ -93,11 +98,14 @@ func (o Options) withDefaults() (Options, error) {
 			MaxNumShardBits, o.NumShardBits)
 	}
 	r := o.HighPriorityPoolRatio
-	if math.IsNaN(r) || r < 0 || r > 1 {
-		return o, errors.Newf("cache: Options.HighPriorityPoolRatio must be in [0, 1], got %v", r)
+	if math.IsNaN(r) || r > 1 {
+		return o, errors.Newf("cache: Options.HighPriorityPoolRatio must be at most 1 (negative: none), got %v", r)
 	}
-	if r == 0 {
+	switch {
+	case r == 0:
 		o.HighPriorityPoolRatio = DefaultHighPriorityPoolRatio
+	case r < 0:
+		o.HighPriorityPoolRatio = 0
 	}
 	return o, nil
 }

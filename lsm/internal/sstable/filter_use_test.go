@@ -70,7 +70,7 @@ func TestColdFiltersFollowLookups(t *testing.T) {
 			newReader := func(always bool) *Reader {
 				// 64 KiB in one shard: the 125 KB of filters are neither
 				// pinned at open nor all cached.
-				c, err := cache.New(cache.Options{Capacity: 64 << 10, NumShardBits: 0})
+				c, err := cache.New(cache.Options{Capacity: 64 << 10, NumShardBits: cache.OneShard})
 				require.NoError(t, err)
 				r := openTableWith(t, fs, path, ReaderOptions{Cache: c, AlwaysLoadFilters: always})
 				t.Cleanup(func() { _ = r.Close() })

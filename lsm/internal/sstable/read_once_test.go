@@ -23,7 +23,7 @@ func TestGetReadsUnadmittedBlocksIntoRecycledBuffers(t *testing.T) {
 			fs, dir := tempFS(t)
 			path := filepath.Join(dir, "t.sst")
 			writeTable(t, fs, path, WriterOptions{BlockSize: 4096, Compression: comp}, kvs, nil)
-			c, err := cache.New(cache.Options{Capacity: 64 << 10, NumShardBits: 0, FullAdmitOneIn: 1 << 30})
+			c, err := cache.New(cache.Options{Capacity: 64 << 10, NumShardBits: cache.OneShard, FullAdmitOneIn: 1 << 30})
 			require.NoError(t, err)
 			r := openTable(t, fs, path, c)
 			defer r.Close()

@@ -151,7 +151,7 @@ func TestTableRandomized(t *testing.T) {
 			require.NoError(t, err)
 		case 2: // large: a partitioned table pins its partitions
 			var err error
-			c, err = cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: rng.Intn(7)})
+			c, err = cache.New(cache.Options{Capacity: 16 << 20, NumShardBits: rng.Intn(7) - 1})
 			require.NoError(t, err)
 		}
 		r := openTable(t, fs, path, c)
@@ -327,7 +327,7 @@ func TestGetAllocatesNothingWhenCached(t *testing.T) {
 	path := filepath.Join(dir, "t.sst")
 	kvs := entryLocationKVs(10, 2000)
 	writeTable(t, fs, path, WriterOptions{Compression: CompressionLZ4}, kvs, nil)
-	c, err := cache.New(cache.DefaultOptions(64 << 20))
+	c, err := cache.New(cache.Options{Capacity: 64 << 20})
 	require.NoError(t, err)
 	r := openTable(t, fs, path, c)
 	defer r.Close()
