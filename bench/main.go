@@ -1,6 +1,7 @@
-// Command bench runs the BENCHMARK.md workload on bookie-index and on
-// Pebble v2, one engine after the other in the same process, printing the
-// same rows as `bookie-index bench` with "engine" telling the arms apart.
+// Command bench runs the benchmark workload (docs/benchmarks.md) on
+// bookie-index and on Pebble v2, one engine after the other in the same
+// process, printing the same rows as `bookie-index bench` with "engine"
+// telling the arms apart.
 //
 // It lives in its own module so that the main module never depends on
 // Pebble. From this directory:
@@ -57,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.RegisterFlags(fs)
 	engineList := fs.String("engines", strings.Join(engineNames, ","), "engines to run, in order, comma separated: bookie-index, pebble")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: go run . [flags]   (from bench/: the BENCHMARK.md workload on each engine in turn)")
+		fmt.Fprintln(fs.Output(), "usage: go run . [flags]   (from bench/: the workload of docs/benchmarks.md on each engine in turn)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -13,7 +13,7 @@
 //	/api/v1/bookie/state                    GET    running, readOnly and the directories
 //	/api/v1/config/server_config            GET    the effective bk_server.conf keys (if Options.Settings)
 //	/heartbeat                              GET    OK
-//	/metrics                                GET    Prometheus text (BookKeeper's names, §5 of the reference)
+//	/metrics                                GET    Prometheus text (BookKeeper's names; docs/upstream.md)
 //
 // With Options.Storage, the bookie's storage, a data API (ours: upstream's
 // bookie reads and writes entries over its own protocol) and its

@@ -88,8 +88,9 @@ type Options struct {
 	// the space of deleted ledgers comes back without a manual compaction.
 	// Default 0.5.
 	RangeDeletionCompactionRatio float64
-	// MaxBackgroundJobs (max_background_jobs): concurrent flushes and
-	// compactions. Default 2.
+	// MaxBackgroundJobs (max_background_jobs) bounds the background jobs:
+	// one flush at a time, and MaxBackgroundJobs-1 compactions (at least
+	// one, so 1 still runs a flush beside a compaction). Default 2.
 	MaxBackgroundJobs int
 	// MaxOpenFiles (max_open_files): table files kept open; -1 or 0 keeps
 	// all open (BookKeeper's -1). Default 0.

@@ -7,7 +7,7 @@ import (
 	"github.com/bookie-index/bookie-index/internal/benchmark"
 )
 
-// runBench runs the BENCHMARK.md workload on bookie-index.
+// runBench runs the benchmark workload (docs/benchmarks.md) on bookie-index.
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg benchmark.Config

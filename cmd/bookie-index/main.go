@@ -42,7 +42,7 @@ commands:
   compact  fully compact every directory's entry location index, offline (--conf FILE)
   rebuild  rebuild every directory's entry location index from its entry logs, offline (--conf FILE)
   check    check every directory's entry logs and entry location index against each other, offline (--conf FILE)
-  bench    the entry-location benchmark (BENCHMARK.md): load, get, floor, miss, delete, mixed
+  bench    the entry-location benchmark (docs/benchmarks.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only: db props|get|floor|scan|check
 

@@ -396,12 +396,13 @@ func TestOversizedValueIsNotInsertedAndEvictsNothing(t *testing.T) {
 	}
 }
 
-// TestSeed001OversizedFilter replays seed 001's cache: 205 MiB in 64 shards
+// TestOversizedFilterEvictsNothing replays the benchmark's cache
+// (docs/benchmarks.md): 205 MiB in 64 shards
 // (3.2 MiB each) full of 64 KiB data blocks (the entry location index's
 // block size), and every Get reading an 8.7 MiB
 // full filter through the cache. Before, each read evicted the whole shard;
 // here no read evicts anything and the cache stays full.
-func TestSeed001OversizedFilter(t *testing.T) {
+func TestOversizedFilterEvictsNothing(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 205 << 20})
 	require.Equal(t, 64, c.Metrics().NumShards)
 	block := make([]byte, 64<<10) // shared: the test checks placement, not bytes

@@ -68,9 +68,10 @@
 // the block is dropped at once. For a full-table filter block of 8.7 MiB
 // in a 205 MiB cache of 64 shards (3.2 MiB each), that made every Get read
 // the whole filter again, verify and parse it, and empty a shard of the
-// cache: 100 times fewer gets per second (seed 001). Refusing the block
-// keeps the shard's other blocks cached; it cannot by itself avoid the
-// re-read, which is why the table reader must pin such blocks.
+// cache: 100 times fewer gets per second (the benchmark workload of
+// docs/benchmarks.md). Refusing the block keeps the shard's other blocks
+// cached; it cannot by itself avoid the re-read, which is why the table
+// reader must pin such blocks.
 //
 // Policy for table readers (to be stated in docs/design.md):
 //
