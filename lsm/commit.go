@@ -174,6 +174,9 @@ func (d *DB) waitPublished(seq base.SeqNum) error {
 		if err := d.stickyErr(); err != nil {
 			return err
 		}
+		if d.waitingToPublish != nil {
+			d.waitingToPublish()
+		}
 		d.published.Wait()
 	}
 	return nil

@@ -50,6 +50,11 @@ type DB struct {
 	visibleSeq atomic.Uint64
 	publishMu  sync.Mutex
 	published  *sync.Cond
+	// waitingToPublish, set only by tests before they start the DB's
+	// work, is called (with publishMu held: it must not block) each time
+	// waitPublished waits for earlier batches, so that a test knows a
+	// flush or an Ingest reached that wait.
+	waitingToPublish func()
 
 	// readState is the current read state (see loadReadState); replaced
 	// under mu.
