@@ -25,8 +25,12 @@
 //
 //	dbStorage_rocksDB_blockSize: "abc" is not an integer (from /etc/bk_server.conf:12)
 //
-// Viper holds the layers; this package decodes the values itself, so that
-// a malformed value is an error rather than a zero.
+// Viper holds the layers, each in its own: SetDefault for the defaults,
+// its config layer for the file, BindEnv for the environment
+// (LoadOptions.Environment) and its flag layer for the overrides, so that
+// viper's precedence is the one above. This package parses the file itself
+// (for line numbers and case-sensitive keys) and decodes the values, so
+// that a malformed value is an error naming its source rather than a zero.
 //
 // # Entry location options
 //

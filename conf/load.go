@@ -38,10 +38,10 @@ type LoadOptions struct {
 	// replaces the embedded one; keys it does not set keep their defaults,
 	// which are the embedded file's values.
 	Path string
-	// Environ is the environment as os.Environ returns it ("NAME=value").
-	// Variables BK_<key> override the file. Nil reads none: pass
-	// os.Environ() to honour the process environment.
-	Environ []string
+	// Environment makes the process environment's BK_<key> variables
+	// override the file (viper's environment layer, which reads the
+	// process environment). False reads none.
+	Environment bool
 	// Overrides are key=value settings (--set flags) that override
 	// everything else.
 	Overrides map[string]string
@@ -61,11 +61,15 @@ func Load(opts LoadOptions) (*Config, error) {
 	for _, s := range specs {
 		canonical[strings.ToLower(s.name)] = s.name
 	}
+	// Viper holds the layers, each where viper puts it, so that its
+	// precedence is ours: the defaults (SetDefault), the file (the config
+	// layer), the environment (BindEnv) and the overrides (the flag
+	// layer: they are the --set flags). This package only parses the file
+	// (for line numbers and case-sensitive keys) and decodes the values.
 	v := viper.New()
-	sources := make(map[string]string, len(specs))
+	v.AllowEmptyEnv(true) // an empty BK_<key> means the default, as an empty value in the file
 	for _, s := range specs {
 		v.SetDefault(s.name, s.def)
-		sources[s.name] = "default"
 	}
 
 	// The file layer.
@@ -82,6 +86,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, errors.Wrapf(err, "%s", name)
 	}
 	fileValues := map[string]any{}
+	fileLines := map[string]int{}
 	for _, p := range props {
 		key, known, err := lookupKey(canonical, p.key)
 		if err != nil {
@@ -89,34 +94,34 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if known {
 			fileValues[key] = p.value
-			sources[key] = fmt.Sprintf("%s:%d", name, p.line)
+			fileLines[key] = p.line
 		}
 	}
 	if err := v.MergeConfigMap(fileValues); err != nil {
 		return nil, errors.Wrapf(err, "%s", name)
 	}
 
-	// The environment layer.
-	envValues := map[string]any{}
-	for _, kv := range opts.Environ {
-		varName, value, _ := strings.Cut(kv, "=")
-		if !strings.HasPrefix(varName, EnvPrefix) {
-			continue
+	// The environment layer. Viper looks the variables up; the scan only
+	// rejects a variable that names one of our keys in the wrong case.
+	if opts.Environment {
+		for _, kv := range os.Environ() {
+			varName, _, _ := strings.Cut(kv, "=")
+			if !strings.HasPrefix(varName, EnvPrefix) {
+				continue
+			}
+			if _, _, err := lookupKey(canonical, strings.TrimPrefix(varName, EnvPrefix)); err != nil {
+				return nil, errors.Wrapf(err, "environment variable %s", varName)
+			}
 		}
-		key, known, err := lookupKey(canonical, strings.TrimPrefix(varName, EnvPrefix))
-		if err != nil {
-			return nil, errors.Wrapf(err, "environment variable %s", varName)
+		for _, s := range specs {
+			if err := v.BindEnv(s.name, EnvPrefix+s.name); err != nil {
+				return nil, errors.Wrap(err, "environment")
+			}
 		}
-		if known {
-			envValues[key] = value
-			sources[key] = "environment variable " + varName
-		}
-	}
-	if err := v.MergeConfigMap(envValues); err != nil {
-		return nil, errors.Wrap(err, "environment")
 	}
 
 	// The override layer.
+	overrides := make(map[string]string, len(opts.Overrides))
 	overrideKeys := make([]string, 0, len(opts.Overrides))
 	for k := range opts.Overrides {
 		overrideKeys = append(overrideKeys, k)
@@ -130,8 +135,26 @@ func Load(opts LoadOptions) (*Config, error) {
 		if !known {
 			return nil, errors.Newf("override: unknown key %q (the keys are listed in docs/configuration.md)", k)
 		}
-		v.Set(key, opts.Overrides[k])
-		sources[key] = "override"
+		overrides[key] = opts.Overrides[k]
+		if err := v.BindFlagValue(key, overrideFlag{name: key, value: opts.Overrides[k]}); err != nil {
+			return nil, errors.Wrap(err, "override")
+		}
+	}
+
+	// source names the layer a key's value came from, for errors.
+	source := func(key string) string {
+		if _, ok := overrides[key]; ok {
+			return "override"
+		}
+		if opts.Environment {
+			if _, ok := os.LookupEnv(EnvPrefix + key); ok {
+				return "environment variable " + EnvPrefix + key
+			}
+		}
+		if line, ok := fileLines[key]; ok {
+			return fmt.Sprintf("%s:%d", name, line)
+		}
+		return "default"
 	}
 
 	c := &Config{Source: name}
@@ -142,7 +165,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			value = s.def
 		}
 		if err := s.decode(c, value); err != nil {
-			return nil, errors.Newf("%s: %q %v (from %s)", s.name, raw, err, sources[s.name])
+			return nil, errors.Newf("%s: %q %v (from %s)", s.name, raw, err, source(s.name))
 		}
 	}
 	if c.IndexDirectories == nil {
@@ -153,6 +176,15 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	return c, nil
 }
+
+// overrideFlag is a --set override as viper's flag layer takes it: always
+// changed, a string that Load decodes.
+type overrideFlag struct{ name, value string }
+
+func (f overrideFlag) HasChanged() bool    { return true }
+func (f overrideFlag) Name() string        { return f.name }
+func (f overrideFlag) ValueString() string { return f.value }
+func (f overrideFlag) ValueType() string   { return "string" }
 
 // lookupKey resolves a key as written to its canonical spelling. A key that
 // is ours only when case is ignored is an error, since BookKeeper would

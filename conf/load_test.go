@@ -111,12 +111,12 @@ func TestPrecedence(t *testing.T) {
 		{"env over default", "", []string{"BK_httpServerPort=1002"}, nil, 1002},
 		{"override over env", file, []string{"BK_httpServerPort=1002"}, map[string]string{"httpServerPort": "1003"}, 1003},
 		{"override over file", file, nil, map[string]string{"httpServerPort": "1003"}, 1003},
-		{"last env wins", "", []string{"BK_httpServerPort=1", "BK_httpServerPort=1004"}, nil, 1004},
 		{"empty override means default", file, []string{"BK_httpServerPort=1002"}, map[string]string{"httpServerPort": ""}, 8080},
 		{"empty env means default", file, []string{"BK_httpServerPort="}, nil, 8080},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Load(LoadOptions{Path: tc.path, Environ: tc.env, Overrides: tc.overrides})
+			setEnv(t, tc.env...)
+			c, err := Load(LoadOptions{Path: tc.path, Environment: true, Overrides: tc.overrides})
 			require.NoError(t, err)
 			require.Equal(t, tc.wantPort, c.HTTPServerPort)
 			if tc.path != "" {
@@ -127,27 +127,40 @@ func TestPrecedence(t *testing.T) {
 	}
 }
 
+// setEnv sets "NAME=value" variables for the test (t.Setenv restores them).
+func setEnv(t *testing.T, env ...string) {
+	t.Helper()
+	for _, kv := range env {
+		name, value, _ := strings.Cut(kv, "=")
+		t.Setenv(name, value)
+	}
+}
+
 func TestEnvironment(t *testing.T) {
-	env := []string{
-		"PATH=/usr/bin",
+	setEnv(t,
 		"BK_HOME=/opt/bookkeeper",       // BookKeeper's image variables that are not keys
 		"BK_zkServers=zk:2181",          // a key bookie-index does not use
 		"BK_ledgerDirectories=/d1, /d2", // keys, spelled as in the file
 		"BK_dbStorage_rocksDB_blockSize=4096",
 		"BK_httpServerEnabled=off",
-		"BK_noEquals",
-	}
-	c, err := Load(LoadOptions{Environ: env})
+	)
+	c, err := Load(LoadOptions{Environment: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{"/d1", "/d2"}, c.LedgerDirectories)
 	require.Equal(t, []string{"/d1", "/d2"}, c.IndexDirectories)
 	require.Equal(t, 4096, c.RocksDB.BlockSize)
 	require.False(t, c.HTTPServerEnabled)
+	c, err = Load(LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 65536, c.RocksDB.BlockSize, "without Environment, the environment is not read")
 
-	_, err = Load(LoadOptions{Environ: []string{"BK_HTTPSERVERPORT=1"}})
+	setEnv(t, "BK_HTTPSERVERPORT=1")
+	_, err = Load(LoadOptions{Environment: true})
 	require.ErrorContains(t, err, `environment variable BK_HTTPSERVERPORT: key "HTTPSERVERPORT": keys are case-sensitive; did you mean "httpServerPort"?`)
+	require.NoError(t, os.Unsetenv("BK_HTTPSERVERPORT")) // t.Setenv restores it at the end
 
-	_, err = Load(LoadOptions{Environ: []string{"BK_httpServerPort=x"}})
+	setEnv(t, "BK_httpServerPort=x")
+	_, err = Load(LoadOptions{Environment: true})
 	require.ErrorContains(t, err, `httpServerPort: "x" is not an integer (from environment variable BK_httpServerPort)`)
 }
 

@@ -71,7 +71,7 @@ func loadConfigCommand(name, help string, args []string, stderr io.Writer) (*con
 // load reads the configuration: the file (or the embedded default), the
 // process's BK_<key> environment variables, then the --set overrides.
 func (f *configFlags) load() (*conf.Config, error) {
-	c, err := conf.Load(conf.LoadOptions{Path: f.path, Environ: os.Environ(), Overrides: f.overrides})
+	c, err := conf.Load(conf.LoadOptions{Path: f.path, Environment: true, Overrides: f.overrides})
 	if err != nil {
 		return nil, errors.Wrap(err, "configuration")
 	}
