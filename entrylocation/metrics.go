@@ -18,6 +18,15 @@ const (
 	StatGetLastEntryInLedger = "get-last-entry-in-ledger"
 )
 
+// OpStats is one operation's statistics (counts and latency distributions
+// of successes and failures), and LatencyStats one distribution: the types
+// live in an internal package shared with bookie and httpapi, and these
+// aliases let code outside the module name them.
+type (
+	OpStats      = opstats.Stats
+	LatencyStats = opstats.LatencyStats
+)
+
 // Metrics is a snapshot of an Index's statistics.
 type Metrics struct {
 	// EntriesCount is the engine's estimate of the keys it holds (entries
