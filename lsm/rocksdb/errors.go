@@ -1,0 +1,28 @@
+package rocksdb
+
+import "github.com/cockroachdb/errors"
+
+// ErrCorruption marks every error about bytes that do not decode: a bad
+// checksum, a truncated block, an impossible varint. errors.Is(err,
+// ErrCorruption) tells a damaged database from an unsupported one.
+var ErrCorruption = errors.New("rocksdb: corruption")
+
+// ErrUnsupported marks errors about valid RocksDB data that this reader does
+// not read: another comparator, column families other than the default,
+// merge operands, blob files, compression types other than none, Snappy and
+// LZ4, and so on.
+var ErrUnsupported = errors.New("rocksdb: unsupported")
+
+// ErrNotFound is returned by Get for a key that is not visible.
+var ErrNotFound = errors.New("rocksdb: not found")
+
+// corruptf returns an error marked ErrCorruption. Callers name the file, and
+// the block handle and offset where there is one, in the message.
+func corruptf(format string, args ...interface{}) error {
+	return errors.Mark(errors.Newf("rocksdb: corruption: "+format, args...), ErrCorruption)
+}
+
+// unsupportedf returns an error marked ErrUnsupported.
+func unsupportedf(format string, args ...interface{}) error {
+	return errors.Mark(errors.Newf("rocksdb: unsupported: "+format, args...), ErrUnsupported)
+}

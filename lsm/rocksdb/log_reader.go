@@ -1,0 +1,181 @@
+package rocksdb
+
+import (
+	"encoding/binary"
+	"io"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/crc"
+	"github.com/cockroachdb/errors"
+)
+
+// The log format of RocksDB's WAL and MANIFEST (db/log_format.h), inherited
+// from LevelDB: the file is a sequence of 32 KiB blocks; a block holds
+// physical records, each a header and a fragment of a logical record. The
+// header is checksum (4, masked CRC-32C of type and payload), length (2),
+// type (1); the recyclable types add the log number (4), which is covered by
+// the checksum, so that a reused file's old records are recognized. A block
+// tail too short for a header is zero padding.
+const (
+	logBlockSize            = 32 * 1024
+	logHeaderSize           = 7
+	logRecyclableHeaderSize = 11
+)
+
+// Physical record types.
+const (
+	recZero           = 0
+	recFull           = 1
+	recFirst          = 2
+	recMiddle         = 3
+	recLast           = 4
+	recRecyclableFull = 5
+	recRecyclableLast = 8
+	recSetCompression = 9
+	recTimestampSize  = 10
+	recRecyclableTS   = 11
+)
+
+// logReader reads the logical records of one WAL or MANIFEST file.
+//
+// A crash can leave the last record torn: the file ends inside it, or its
+// last fragment fails its checksum and reaches the end of the file. That
+// ends the log like a clean end, as RocksDB's point-in-time recovery does.
+// Damage anywhere else is an error naming the file and offset: a migration
+// must not silently lose the records after it.
+type logReader struct {
+	name   string
+	f      io.ReaderAt
+	size   int64
+	logNum uint64 // the file's number, for recyclable records
+
+	block    []byte // the current block
+	blockOff int64  // file offset of block
+	pos      int    // read position in block
+	rec      []byte // the logical record being assembled
+	recOff   int64  // file offset of its first fragment
+	eof      bool
+}
+
+func newLogReader(name string, f io.ReaderAt, size int64, logNum uint64) *logReader {
+	return &logReader{name: name, f: f, size: size, logNum: logNum, blockOff: -logBlockSize}
+}
+
+// next returns the next logical record and the file offset of its first
+// physical record, or io.EOF. The record is valid until the next call.
+func (r *logReader) next() ([]byte, int64, error) {
+	r.rec = r.rec[:0]
+	inRecord := false
+	for {
+		typ, frag, off, err := r.nextPhysical()
+		if err != nil {
+			return nil, 0, err
+		}
+		if typ == recRecyclableTS || typ == recTimestampSize {
+			return nil, 0, unsupportedf("%s: offset %d: user-defined timestamp record", r.name, off)
+		}
+		if typ == recSetCompression {
+			return nil, 0, unsupportedf("%s: offset %d: compressed WAL (wal_compression)", r.name, off)
+		}
+		if typ >= recRecyclableFull && typ <= recRecyclableLast {
+			typ -= recRecyclableFull - recFull
+		}
+		switch typ {
+		case recFull:
+			if inRecord {
+				return nil, 0, corruptf("%s: offset %d: full record inside a fragmented record started at %d", r.name, off, r.recOff)
+			}
+			return frag, off, nil
+		case recFirst:
+			if inRecord {
+				return nil, 0, corruptf("%s: offset %d: first fragment inside a fragmented record started at %d", r.name, off, r.recOff)
+			}
+			inRecord = true
+			r.recOff = off
+			r.rec = append(r.rec, frag...)
+		case recMiddle, recLast:
+			if !inRecord {
+				return nil, 0, corruptf("%s: offset %d: fragment (type %d) without a first fragment", r.name, off, typ)
+			}
+			r.rec = append(r.rec, frag...)
+			if typ == recLast {
+				return r.rec, r.recOff, nil
+			}
+		default:
+			return nil, 0, corruptf("%s: offset %d: unknown record type %d", r.name, off, typ)
+		}
+	}
+}
+
+// nextPhysical returns the next physical record's type and payload.
+func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
+	for {
+		if r.eof {
+			return 0, nil, 0, io.EOF
+		}
+		if len(r.block)-r.pos < logHeaderSize {
+			if err := r.readBlock(); err != nil {
+				return 0, nil, 0, err
+			}
+			continue
+		}
+		off := r.blockOff + int64(r.pos)
+		h := r.block[r.pos:]
+		typ := h[6]
+		length := int(binary.LittleEndian.Uint16(h[4:6]))
+		hdr := logHeaderSize
+		if typ >= recRecyclableFull && typ <= recRecyclableLast || typ == recRecyclableTS {
+			hdr = logRecyclableHeaderSize
+		}
+		if typ == recZero && length == 0 {
+			// Preallocated, never written space: the end of the log.
+			r.eof = true
+			continue
+		}
+		if len(h) < hdr+length {
+			if r.blockOff+int64(len(r.block)) >= r.size {
+				r.eof = true // torn at the end of the file
+				continue
+			}
+			return 0, nil, 0, corruptf("%s: offset %d: record length %d exceeds its block", r.name, off, length)
+		}
+		want := crc.Unmask(binary.LittleEndian.Uint32(h[0:4]))
+		got := crc.Extend(0, h[6:hdr+length])
+		if got != want {
+			if r.blockOff+int64(r.pos+hdr+length) >= r.size {
+				r.eof = true // torn last record
+				continue
+			}
+			return 0, nil, 0, corruptf("%s: offset %d: record checksum mismatch", r.name, off)
+		}
+		if hdr == logRecyclableHeaderSize {
+			if uint64(binary.LittleEndian.Uint32(h[7:11])) != r.logNum&0xffffffff {
+				// A record left by the file's previous use: the end of the log.
+				r.eof = true
+				continue
+			}
+		}
+		r.pos += hdr + length
+		return typ, h[hdr : hdr+length], off, nil
+	}
+}
+
+func (r *logReader) readBlock() error {
+	r.blockOff += logBlockSize
+	if r.blockOff >= r.size {
+		r.eof = true
+		return nil
+	}
+	n := int64(logBlockSize)
+	if r.size-r.blockOff < n {
+		n = r.size - r.blockOff
+	}
+	if cap(r.block) < logBlockSize {
+		r.block = make([]byte, logBlockSize)
+	}
+	r.block = r.block[:n]
+	r.pos = 0
+	if _, err := r.f.ReadAt(r.block, r.blockOff); err != nil && !(errors.Is(err, io.EOF)) {
+		return errors.Wrapf(err, "rocksdb: %s: read at %d", r.name, r.blockOff)
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+// gen makes the small RocksDB databases under lsm/rocksdb/testdata with the
+// table options BookKeeper's entry-location index uses (see README.md). It is
+// run by hand against the system's librocksdb; CI never builds it.
+//
+// Usage: gen <variant> <dir>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/options.h>
+#include <rocksdb/table.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace rocksdb;
+
+static void check(const Status& s, const char* what) {
+  if (!s.ok()) {
+    fprintf(stderr, "%s: %s\n", what, s.ToString().c_str());
+    exit(1);
+  }
+}
+
+static void be64(std::string* dst, uint64_t v) {
+  for (int i = 7; i >= 0; i--) dst->push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// key is BookKeeper's entry-location key: ledgerId, entryId, big-endian.
+static std::string key(uint64_t ledger, uint64_t entry) {
+  std::string k;
+  be64(&k, ledger);
+  be64(&k, entry);
+  return k;
+}
+
+// location is entryLogId << 32 | offset, big-endian.
+static std::string location(uint64_t log, uint64_t offset) {
+  std::string v;
+  be64(&v, log << 32 | offset);
+  return v;
+}
+
+static void putLedger(DB* db, uint64_t ledger, uint64_t entries, uint64_t log) {
+  WriteBatch b;
+  for (uint64_t e = 0; e < entries; e++) {
+    b.Put(key(ledger, e), location(log, 1024 + e * 100 + ledger));
+  }
+  check(db->Write(WriteOptions(), &b), "write");
+}
+
+// newestL0 returns the newest L0 file's name.
+static std::string newestL0(DB* db) {
+  ColumnFamilyMetaData md;
+  db->GetColumnFamilyMetaData(&md);
+  std::string name;
+  uint64_t best = 0;
+  for (const auto& f : md.levels[0].files) {
+    if (f.largest_seqno >= best) {
+      best = f.largest_seqno;
+      name = f.name;
+    }
+  }
+  return name;
+}
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: gen <variant> <dir>\n");
+    return 2;
+  }
+  std::string variant = argv[1];
+  std::string dir = argv[2];
+
+  BlockBasedTableOptions t;
+  t.block_size = 4096;  // small, so that a few thousand keys fill several blocks
+  t.checksum = kxxHash;
+  t.format_version = 5;
+  t.filter_policy.reset(NewBloomFilterPolicy(10, false));
+  t.cache_index_and_filter_blocks = true;
+  CompressionType compression = kLZ4Compression;
+  bool recycle = false;
+
+  if (variant == "bk-fv2") {
+    t.format_version = 2;  // BookKeeper's default before 4.17 (#4480)
+  } else if (variant == "bk-fv5") {
+  } else if (variant == "bk-fv5-partitioned") {
+    t.index_type = BlockBasedTableOptions::kTwoLevelIndexSearch;
+    t.partition_filters = true;
+    t.pin_top_level_index_and_filter = true;
+    t.metadata_block_size = 256;  // several index and filter partitions
+  } else if (variant == "snappy-crc32c-fv4") {
+    compression = kSnappyCompression;
+    t.checksum = kCRC32c;
+    t.format_version = 4;
+    t.index_block_restart_interval = 4;  // delta-encoded handles between restarts
+  } else if (variant == "none-xxhash64-fv3") {
+    recycle = true;  // WAL records with the 11-byte recyclable header
+    compression = kNoCompression;
+    t.checksum = kxxHash64;
+    t.format_version = 3;
+  } else {
+    fprintf(stderr, "unknown variant %s\n", variant.c_str());
+    return 2;
+  }
+
+  Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.compression = compression;
+  o.write_buffer_size = 64 << 20;
+  o.max_write_buffer_number = 4;
+  o.num_levels = 7;
+  o.level0_file_num_compaction_trigger = 4;
+  o.max_bytes_for_level_base = 256 << 20;
+  o.target_file_size_base = 64 << 20;
+  o.level_compaction_dynamic_level_bytes = true;
+  o.max_open_files = -1;
+  o.disable_auto_compactions = true;  // the levels below are placed by hand
+  o.avoid_flush_during_shutdown = true;  // leave the WAL tail unflushed
+  if (recycle) {
+    o.recycle_log_file_num = 2;
+    // RocksDB sanitizes recycling away under any other recovery mode.
+    o.wal_recovery_mode = WALRecoveryMode::kSkipAnyCorruptedRecords;
+  }
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+
+  DB* db;
+  check(DB::Open(o, dir, &db), "open");
+
+  // 1. Twenty ledgers, flushed and compacted to the last level.
+  for (uint64_t l = 1; l <= 20; l++) putLedger(db, l, 150, 1);
+  check(db->Flush(FlushOptions()), "flush 1");
+  CompactRangeOptions cro;
+  cro.bottommost_level_compaction = BottommostLevelCompaction::kForce;
+  check(db->CompactRange(cro, nullptr, nullptr), "compact 1");
+
+  // 2. Overwrites, point deletes and a range deletion (ledger 3 deleted as
+  // BookKeeper does it: [(3, 0), (3, Long.MAX_VALUE))), flushed to L5.
+  for (uint64_t e = 0; e < 150; e += 3) {
+    check(db->Put(WriteOptions(), key(5, e), location(2, 9000 + e)), "put 2");
+  }
+  for (uint64_t e = 0; e < 50; e++) check(db->Delete(WriteOptions(), key(7, e)), "delete 2");
+  check(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), key(3, 0),
+                        key(3, INT64_MAX)),
+        "delete range 2");
+  for (uint64_t l = 21; l <= 25; l++) putLedger(db, l, 100, 2);
+  check(db->Flush(FlushOptions()), "flush 2");
+  CompactionOptions co;
+  co.compression = compression;  // CompactFiles defaults to Snappy
+  check(db->CompactFiles(co, {newestL0(db)}, 5), "compact files to L5");
+
+  // 3. Two L0 files: a single delete, more deletes and overwrites.
+  putLedger(db, 26, 80, 3);
+  check(db->SingleDelete(WriteOptions(), key(26, 10)), "single delete 3");
+  check(db->Delete(WriteOptions(), key(1, 0)), "delete 3");
+  check(db->Put(WriteOptions(), key(5, 1), location(3, 1)), "put 3");
+  check(db->Flush(FlushOptions()), "flush 3");
+  putLedger(db, 27, 60, 4);
+  check(db->Put(WriteOptions(), key(5, 1), location(4, 2)), "put 4");
+  check(db->Put(WriteOptions(), key(1, 0), location(4, 3)), "put 4 resurrect");
+  check(db->Flush(FlushOptions()), "flush 4");
+
+  // 4. A WAL tail that is never flushed: a new ledger, a range deletion of
+  // ledger 10 (in a table below), a delete and an overwrite of L0 data.
+  putLedger(db, 28, 40, 5);
+  check(db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), key(10, 0),
+                        key(10, INT64_MAX)),
+        "delete range wal");
+  check(db->Delete(WriteOptions(), key(27, 5)), "delete wal");
+  check(db->Put(WriteOptions(), key(26, 1), location(5, 4)), "put wal");
+  check(db->Put(WriteOptions(), key(10, 3), location(5, 5)), "put after range wal");
+
+  check(db->Close(), "close");
+  delete db;
+  return 0;
+}
