@@ -60,12 +60,16 @@ func (t *table) readBlock(h blockHandle, what string) ([]byte, error) {
 	}
 	out, err := decompress(trailer[0], data, t.footer.formatVersion)
 	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: %s: %s %s", t.name, what, h)
+		return nil, corruptf("%s: %s %s: %s", t.name, what, h, err)
+	}
+	if out == nil && trailer[0] != compressionNone {
+		return nil, unsupportedf("%s: %s %s: compression type %d (none, Snappy and LZ4 are read)", t.name, what, h, trailer[0])
 	}
 	return out, nil
 }
 
-// decompress decodes a block's contents by its compression type. From
+// decompress decodes a block's contents by its compression type, or returns
+// nil, nil for a type it does not read. From
 // format_version 2 an LZ4 block starts with its decoded size as a varint32;
 // before, as a fixed64. Snappy carries its own length.
 func decompress(typ byte, data []byte, formatVersion uint32) ([]byte, error) {
@@ -73,35 +77,31 @@ func decompress(typ byte, data []byte, formatVersion uint32) ([]byte, error) {
 	case compressionNone:
 		return data, nil
 	case compressionSnappy:
-		out, err := snappyDecode(data)
-		if err != nil {
-			return nil, errors.Mark(err, ErrCorruption)
-		}
-		return out, nil
+		return snappyDecode(data)
 	case compressionLZ4, compressionLZ4HC:
 		var n uint64
 		if formatVersion >= 2 {
 			v, k := binary.Uvarint(data)
 			if k <= 0 {
-				return nil, errors.Mark(errorString("lz4: bad decoded size"), ErrCorruption)
+				return nil, errorString("lz4: bad decoded size")
 			}
 			n, data = v, data[k:]
 		} else {
 			if len(data) < 8 {
-				return nil, errors.Mark(errorString("lz4: bad decoded size"), ErrCorruption)
+				return nil, errorString("lz4: bad decoded size")
 			}
 			n, data = binary.LittleEndian.Uint64(data), data[8:]
 		}
 		if n > maxBlockSize || n > uint64(len(data))*255+16 {
-			return nil, errors.Mark(errorString("lz4: decoded size too large"), ErrCorruption)
+			return nil, errorString("lz4: decoded size too large")
 		}
 		out := make([]byte, n)
 		k, err := lz4.UncompressBlock(data, out)
 		if err != nil || uint64(k) != n {
-			return nil, errors.Mark(errorString("lz4: bad block"), ErrCorruption)
+			return nil, errorString("lz4: bad block")
 		}
 		return out, nil
 	default:
-		return nil, errors.Mark(errors.Newf("compression type %d (none, Snappy and LZ4 are read)", typ), ErrUnsupported)
+		return nil, nil
 	}
 }

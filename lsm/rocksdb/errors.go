@@ -1,10 +1,15 @@
 package rocksdb
 
-import "github.com/cockroachdb/errors"
+import (
+	"fmt"
+
+	"github.com/cockroachdb/errors"
+)
 
 // ErrCorruption marks every error about bytes that do not decode: a bad
 // checksum, a truncated block, an impossible varint. errors.Is(err,
-// ErrCorruption) tells a damaged database from an unsupported one.
+// ErrCorruption) (the standard library's or cockroachdb/errors') tells a
+// damaged database from an unsupported one.
 var ErrCorruption = errors.New("rocksdb: corruption")
 
 // ErrUnsupported marks errors about valid RocksDB data that this reader does
@@ -16,13 +21,24 @@ var ErrUnsupported = errors.New("rocksdb: unsupported")
 // ErrNotFound is returned by Get for a key that is not visible.
 var ErrNotFound = errors.New("rocksdb: not found")
 
-// corruptf returns an error marked ErrCorruption. Callers name the file, and
-// the block handle and offset where there is one, in the message.
-func corruptf(format string, args ...interface{}) error {
-	return errors.Mark(errors.Newf("rocksdb: corruption: "+format, args...), ErrCorruption)
+// markedError is an error of one of the kinds above. Its Is method makes
+// the standard library's errors.Is match the kind through any wrapping.
+type markedError struct {
+	msg  string
+	kind error
 }
 
-// unsupportedf returns an error marked ErrUnsupported.
+func (e *markedError) Error() string { return e.msg }
+
+func (e *markedError) Is(target error) bool { return target == e.kind }
+
+// corruptf returns an error of kind ErrCorruption. Callers name the file,
+// and the block handle and offset where there is one, in the message.
+func corruptf(format string, args ...interface{}) error {
+	return &markedError{msg: "rocksdb: corruption: " + fmt.Sprintf(format, args...), kind: ErrCorruption}
+}
+
+// unsupportedf returns an error of kind ErrUnsupported.
 func unsupportedf(format string, args ...interface{}) error {
-	return errors.Mark(errors.Newf("rocksdb: unsupported: "+format, args...), ErrUnsupported)
+	return &markedError{msg: "rocksdb: unsupported: " + fmt.Sprintf(format, args...), kind: ErrUnsupported}
 }

@@ -31,6 +31,12 @@ type tableIter struct {
 func (it *tableIter) First() { it.load(0); it.skipEmpty() }
 
 func (it *tableIter) SeekGE(user []byte) {
+	if it.t.meta != nil {
+		if large, _ := parseInternalKey(it.t.meta.largest); bytes.Compare(user, large.user) > 0 {
+			it.load(len(it.t.index)) // the table holds nothing at or after user
+			return
+		}
+	}
 	it.load(it.t.seekBlock(user))
 	for it.Valid() && bytes.Compare(it.keys[it.pos].user, user) < 0 {
 		it.Next()
@@ -60,44 +66,64 @@ func (it *tableIter) Value() []byte { return it.entries[it.pos].value }
 
 func (it *tableIter) Err() error { return it.err }
 
-// load reads data block i (or positions past the end) and checks its keys:
-// each an internal key of a type this reader applies, in order.
+// load positions the iterator at the start of data block i (or past the
+// end).
 func (it *tableIter) load(i int) {
-	it.block, it.entries, it.keys, it.pos = i, nil, it.keys[:0], 0
+	it.block, it.entries, it.keys, it.pos = i, nil, nil, 0
 	if i >= len(it.t.index) || it.err != nil {
 		return
 	}
-	h := it.t.index[i].handle
-	entries, err := it.t.decodeBlockAt(h, "data", dataBlock)
+	if c := it.t.lastBlock.Load(); c != nil && c.index == i {
+		it.entries, it.keys = c.entries, c.keys
+		return
+	}
+	c, err := it.t.loadDataBlock(i)
 	if err != nil {
 		it.err = err
 		return
 	}
+	it.t.lastBlock.Store(c)
+	it.entries, it.keys = c.entries, c.keys
+}
+
+// decodedBlock is a data block's entries and parsed keys; immutable, so that
+// iterators can share the table's last one.
+type decodedBlock struct {
+	index   int
+	entries []blockEntry
+	keys    []internalKey
+}
+
+// loadDataBlock reads data block i and checks its keys: each an internal
+// key of a type this reader applies, in order.
+func (t *table) loadDataBlock(i int) (*decodedBlock, error) {
+	h := t.index[i].handle
+	entries, err := t.decodeBlockAt(h, "data", dataBlock)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]internalKey, 0, len(entries))
 	for j, e := range entries {
 		ik, ok := parseInternalKey(e.key)
 		if !ok {
-			it.err = corruptf("%s: data %s: entry at offset %d: key shorter than its 8-byte trailer", it.t.name, h, e.offset)
-			return
+			return nil, corruptf("%s: data %s: entry at offset %d: key shorter than its 8-byte trailer", t.name, h, e.offset)
 		}
 		switch ik.kind {
 		case typeValue, typeDeletion, typeSingleDeletion:
 		case typeMerge:
-			it.err = unsupportedf("%s: data %s: entry at offset %d: merge operand", it.t.name, h, e.offset)
-			return
+			return nil, unsupportedf("%s: data %s: entry at offset %d: merge operand", t.name, h, e.offset)
 		default:
-			it.err = unsupportedf("%s: data %s: entry at offset %d: value type %#x", it.t.name, h, e.offset, ik.kind)
-			return
+			return nil, unsupportedf("%s: data %s: entry at offset %d: value type %#x", t.name, h, e.offset, ik.kind)
 		}
-		if it.t.globalSeqno != 0 {
-			ik.seq = it.t.globalSeqno
+		if t.globalSeqno != 0 {
+			ik.seq = t.globalSeqno
 		}
-		if j > 0 && compareInternal(it.keys[j-1], ik) >= 0 {
-			it.err = corruptf("%s: data %s: entry at offset %d: keys out of order", it.t.name, h, e.offset)
-			return
+		if j > 0 && compareInternal(keys[j-1], ik) >= 0 {
+			return nil, corruptf("%s: data %s: entry at offset %d: keys out of order", t.name, h, e.offset)
 		}
-		it.keys = append(it.keys, ik)
+		keys = append(keys, ik)
 	}
-	it.entries = entries
+	return &decodedBlock{index: i, entries: entries, keys: keys}, nil
 }
 
 // memEntry is one operation replayed from the WAL.

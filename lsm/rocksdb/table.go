@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"sort"
+	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -30,10 +31,10 @@ const (
 
 // Index types (BlockBasedTableOptions::IndexType).
 const (
-	indexBinarySearch     = 0
-	indexHashSearch       = 1
-	indexTwoLevel         = 2
-	indexBinaryFirstKey   = 3
+	indexBinarySearch   = 0
+	indexHashSearch     = 1
+	indexTwoLevel       = 2
+	indexBinaryFirstKey = 3
 )
 
 // TableProps are the properties of one table that this reader uses or
@@ -67,6 +68,9 @@ type table struct {
 	globalSeqno       uint64
 	index             []blockEntry // one per data block, in key order
 	rangeDels         []tombstone
+	// lastBlock is the data block read last, so that lookups of nearby
+	// keys (a migration's verification walks keys in order) reuse it.
+	lastBlock atomic.Pointer[decodedBlock]
 }
 
 // openTable opens and checks the table of meta in dir.
