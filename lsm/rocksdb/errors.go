@@ -42,3 +42,6 @@ func corruptf(format string, args ...interface{}) error {
 func unsupportedf(format string, args ...interface{}) error {
 	return &markedError{msg: "rocksdb: unsupported: " + fmt.Sprintf(format, args...), kind: ErrUnsupported}
 }
+
+// errorsIs is errors.Is, for files that import no errors package.
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -170,7 +170,10 @@ func (v *version) finish(name string) error {
 			return unsupportedf("%s: column family %q (id %d) holds %d tables; only the default column family is read", name, cf.name, id, len(cf.files))
 		}
 	}
-	def := v.cfs[0]
+	def, ok := v.cfs[0]
+	if !ok {
+		return corruptf("%s: the default column family was dropped", name)
+	}
 	v.logNumber = def.logNumber
 	for _, f := range def.files {
 		for len(v.files) <= f.level {

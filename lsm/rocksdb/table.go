@@ -73,25 +73,31 @@ type table struct {
 	lastBlock atomic.Pointer[decodedBlock]
 }
 
-// openTable opens and checks the table of meta in dir.
-func openTable(fs vfs.FS, path string, meta *fileMeta) (_ *table, err error) {
+// openTable opens and checks the table at path, which the MANIFEST describes
+// as meta (nil: no MANIFEST to check against).
+func openTable(fs vfs.FS, path string, meta *fileMeta) (*table, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "rocksdb: open table")
 	}
-	t := &table{name: path, f: f, meta: meta}
-	defer func() {
-		if err != nil {
-			f.Close()
-		}
-	}()
+	t, err := openTableFile(path, f, meta)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// openTableFile reads a table's footer, meta blocks and index from f.
+func openTableFile(name string, f vfs.File, meta *fileMeta) (*table, error) {
+	t := &table{name: name, f: f, meta: meta}
 	size, err := f.Size()
 	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: %s", path)
+		return nil, errors.Wrapf(err, "rocksdb: %s", name)
 	}
 	t.size = size
 	if meta != nil && uint64(size) != meta.size {
-		return nil, corruptf("%s: file is %d bytes, the MANIFEST says %d", path, size, meta.size)
+		return nil, corruptf("%s: file is %d bytes, the MANIFEST says %d", name, size, meta.size)
 	}
 	n := int64(footerSize)
 	if size < n {
@@ -99,9 +105,9 @@ func openTable(fs vfs.FS, path string, meta *fileMeta) (_ *table, err error) {
 	}
 	tail := make([]byte, n)
 	if _, err := f.ReadAt(tail, size-n); err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: %s: read footer", path)
+		return nil, errors.Wrapf(err, "rocksdb: %s: read footer", name)
 	}
-	if t.footer, err = decodeFooter(path, tail); err != nil {
+	if t.footer, err = decodeFooter(name, tail); err != nil {
 		return nil, err
 	}
 	if err := t.readMeta(); err != nil {
@@ -261,9 +267,16 @@ func (t *table) readIndex() error {
 				return err
 			}
 			t.index = append(t.index, part...)
+			if int64(len(t.index)) > t.size/blockTrailerSize {
+				return corruptf("%s: index partition %s: index names more data blocks than the file can hold", t.name, p.handle)
+			}
 		}
 	}
 	t.props.DataBlocks = len(t.index)
+	if int64(len(t.index)) > t.size/blockTrailerSize {
+		// Every data block needs at least its trailer's bytes of the file.
+		return corruptf("%s: index names %d data blocks, more than the file can hold", t.name, len(t.index))
+	}
 	for i, e := range t.index {
 		if !t.indexKeyIsUserKey {
 			ik, ok := parseInternalKey(e.key)
