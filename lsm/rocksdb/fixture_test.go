@@ -17,6 +17,10 @@ import (
 // each, <name>.scan.txt is `ldb --db=<name> scan --hex` of it.
 var fixtures = []string{"bk-fv2", "bk-fv5", "bk-fv5-partitioned", "snappy-crc32c-fv4", "none-xxhash64-fv3"}
 
+// randomFixture is seeded random puts, deletes and range deletions through
+// automatic compactions of small files over several levels.
+const randomFixture = "random-fv5"
+
 // ldbScan parses `ldb scan --hex` output: "0xKEY : 0xVALUE" lines.
 func ldbScan(t *testing.T, path string) [][2][]byte {
 	t.Helper()
@@ -48,7 +52,7 @@ func scanAll(db *DB) ([][2][]byte, error) {
 }
 
 func TestFixturesMatchLdbScan(t *testing.T) {
-	for _, name := range fixtures {
+	for _, name := range append(fixtures, randomFixture) {
 		t.Run(name, func(t *testing.T) {
 			want := ldbScan(t, filepath.Join("testdata", name+".scan.txt"))
 			db, err := Open(vfs.Default, filepath.Join("testdata", name))

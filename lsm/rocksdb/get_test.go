@@ -121,3 +121,28 @@ func TestFixtureProps(t *testing.T) {
 		})
 	}
 }
+
+// TestRandomFixtureGet looks up every key the random fixture's writes could
+// have touched and compares with ldb's scan: present with its value, or
+// absent.
+func TestRandomFixtureGet(t *testing.T) {
+	want := map[string][]byte{}
+	for _, kv := range ldbScan(t, filepath.Join("testdata", randomFixture+".scan.txt")) {
+		want[string(kv[0])] = kv[1]
+	}
+	db, err := Open(vfs.Default, filepath.Join("testdata", randomFixture))
+	require.NoError(t, err)
+	defer db.Close()
+	for ledger := uint64(0); ledger <= 31; ledger++ {
+		for entry := uint64(0); entry <= 200; entry++ {
+			k := entryKey(ledger, entry)
+			v, err := db.Get(k)
+			if w, ok := want[string(k)]; ok {
+				require.NoError(t, err, "%x", k)
+				require.Equal(t, w, v, "%x", k)
+			} else {
+				require.ErrorIs(t, err, ErrNotFound, "%x", k)
+			}
+		}
+	}
+}

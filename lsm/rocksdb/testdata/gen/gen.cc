@@ -9,6 +9,8 @@
 #include <rocksdb/table.h>
 
 #include <cstdint>
+#include <random>
+#include <unistd.h>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -65,6 +67,71 @@ static std::string newestL0(DB* db) {
   return name;
 }
 
+// waitIdle waits until no flush or compaction is pending or running.
+static void waitIdle(DB* db) {
+  for (;;) {
+    uint64_t pending = 0, running = 0, flushing = 0, flushPending = 0;
+    db->GetIntProperty("rocksdb.compaction-pending", &pending);
+    db->GetIntProperty("rocksdb.num-running-compactions", &running);
+    db->GetIntProperty("rocksdb.num-running-flushes", &flushing);
+    db->GetIntProperty("rocksdb.mem-table-flush-pending", &flushPending);
+    if (pending + running + flushing + flushPending == 0) return;
+    usleep(10000);
+  }
+}
+
+// randomDB writes seeded random puts, deletes and range deletions with
+// BookKeeper's table options but small files and levels (not dynamic, so
+// that several fill), with automatic
+// compactions on, so that range tombstones are split across files and
+// levels and sequence numbers are zeroed at the bottom; its last writes stay
+// in the WAL.
+static int randomDB(BlockBasedTableOptions t, const std::string& dir) {
+  Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.compression = kLZ4Compression;
+  o.write_buffer_size = 32 << 10;
+  o.num_levels = 7;
+  o.level0_file_num_compaction_trigger = 2;
+  o.max_bytes_for_level_base = 32 << 10;
+  o.max_bytes_for_level_multiplier = 2;
+  o.target_file_size_base = 8 << 10;
+  o.level_compaction_dynamic_level_bytes = false;  // fill L1, L2, ... in turn
+  o.avoid_flush_during_shutdown = true;
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+  DB* db;
+  check(DB::Open(o, dir, &db), "open");
+  std::mt19937_64 rng(17);
+  auto r = [&](uint64_t n) { return rng() % n; };
+  const int ops = 12000, tail = 300;
+  for (int i = 0; i < ops + tail; i++) {
+    if (i == ops) {
+      // Everything so far in tables, settled; the rest stays in the WAL.
+      check(db->Flush(FlushOptions()), "flush");
+      waitIdle(db);
+    }
+    uint64_t ledger = 1 + r(30), entry = r(200);
+    uint64_t p = r(1000);
+    Status s;
+    if (p < 850) {
+      s = db->Put(WriteOptions(), key(ledger, entry), location(1 + r(9), r(1 << 20)));
+    } else if (p < 950) {
+      s = db->Delete(WriteOptions(), key(ledger, entry));
+    } else if (p < 998) {
+      uint64_t end = entry + 1 + r(20);
+      s = db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), key(ledger, entry), key(ledger, end));
+    } else {
+      // A whole ledger, as BookKeeper deletes one.
+      s = db->DeleteRange(WriteOptions(), db->DefaultColumnFamily(), key(ledger, 0), key(ledger, INT64_MAX));
+    }
+    check(s, "op");
+  }
+  check(db->Close(), "close");
+  delete db;
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: gen <variant> <dir>\n");
@@ -85,6 +152,8 @@ int main(int argc, char** argv) {
   if (variant == "bk-fv2") {
     t.format_version = 2;  // BookKeeper's default before 4.17 (#4480)
   } else if (variant == "bk-fv5") {
+  } else if (variant == "random-fv5") {
+    return randomDB(t, dir);
   } else if (variant == "bk-fv5-partitioned") {
     t.index_type = BlockBasedTableOptions::kTwoLevelIndexSearch;
     t.partition_filters = true;
