@@ -134,6 +134,20 @@ func TestLogReaderRecyclable(t *testing.T) {
 		got = append(got, string(b))
 	}
 	require.Equal(t, []string{"one", "two"}, got)
+
+	// A block tail of 7 to 10 bytes is padding for a recyclable writer,
+	// not the end of the log.
+	for pad := logHeaderSize; pad < logRecyclableHeaderSize; pad++ {
+		first := rec(recRecyclableFull, 7, make([]byte, logBlockSize-pad-logRecyclableHeaderSize))
+		data := append(append(first, make([]byte, pad)...), rec(recRecyclableFull, 7, []byte("next"))...)
+		r := newLogReader("000007.log", bytes.NewReader(data), int64(len(data)), 7)
+		_, _, err := r.next()
+		require.NoError(t, err)
+		b, off, err := r.next()
+		require.NoError(t, err, "pad %d", pad)
+		require.Equal(t, "next", string(b))
+		require.Equal(t, int64(logBlockSize), off)
+	}
 }
 
 func putSlice(b []byte, s string) []byte {

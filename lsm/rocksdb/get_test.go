@@ -3,6 +3,7 @@ package rocksdb
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -144,5 +145,38 @@ func TestRandomFixtureGet(t *testing.T) {
 				require.ErrorIs(t, err, ErrNotFound, "%x", k)
 			}
 		}
+	}
+}
+
+// TestConcurrentIterators runs lookups and scans from several goroutines on
+// one DB (run under -race).
+func TestConcurrentIterators(t *testing.T) {
+	want := ldbScan(t, filepath.Join("testdata", "bk-fv5.scan.txt"))
+	db, err := Open(vfs.Default, filepath.Join("testdata", "bk-fv5"))
+	require.NoError(t, err)
+	defer db.Close()
+	done := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func(g int) {
+			done <- func() error {
+				for i := g; i < len(want); i += 5 {
+					v, err := db.Get(want[i][0])
+					if err != nil {
+						return err
+					}
+					if !bytes.Equal(v, want[i][1]) {
+						return fmt.Errorf("key %x: %x, want %x", want[i][0], v, want[i][1])
+					}
+				}
+				got, err := scanAll(db)
+				if err == nil && !equalKVs(got, want) {
+					err = fmt.Errorf("scan differs")
+				}
+				return err
+			}()
+		}(g)
+	}
+	for g := 0; g < 4; g++ {
+		require.NoError(t, <-done)
 	}
 }

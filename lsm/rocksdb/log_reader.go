@@ -127,6 +127,12 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 			hdr = logRecyclableHeaderSize
 		}
 		if typ == recZero && length == 0 {
+			if len(h) < logRecyclableHeaderSize {
+				// The zero padding of a block tail too short for a
+				// recyclable header.
+				r.pos = len(r.block)
+				continue
+			}
 			// Preallocated, never written space: the end of the log.
 			r.eof = true
 			continue
