@@ -21,6 +21,11 @@ var fixtures = []string{"bk-fv2", "bk-fv5", "bk-fv5-partitioned", "snappy-crc32c
 // automatic compactions of small files over several levels.
 const randomFixture = "random-fv5"
 
+// ledgersFixture is a ledger-metadata database (8-byte ledger ids, upstream's
+// LedgerData protobuf values) with the options BookKeeper gives it: RocksDB's
+// defaults (Snappy, no filter), format_version 5, kxxHash.
+const ledgersFixture = "ledgers-fv5"
+
 // ldbScan parses `ldb scan --hex` output: "0xKEY : 0xVALUE" lines.
 func ldbScan(t *testing.T, path string) [][2][]byte {
 	t.Helper()
@@ -52,7 +57,7 @@ func scanAll(db *DB) ([][2][]byte, error) {
 }
 
 func TestFixturesMatchLdbScan(t *testing.T) {
-	for _, name := range append(fixtures, randomFixture) {
+	for _, name := range append(fixtures, randomFixture, ledgersFixture) {
 		t.Run(name, func(t *testing.T) {
 			want := ldbScan(t, filepath.Join("testdata", name+".scan.txt"))
 			db, err := Open(vfs.Default, filepath.Join("testdata", name))

@@ -33,6 +33,9 @@ const (
 	recSetCompression = 9
 	recTimestampSize  = 10
 	recRecyclableTS   = 11
+	// recSafeIgnoreMask marks record types of newer releases that a reader
+	// may skip (such as the predecessor-WAL records of RocksDB 9).
+	recSafeIgnoreMask = 1 << 7
 )
 
 // logReader reads the logical records of one WAL or MANIFEST file.
@@ -48,12 +51,13 @@ type logReader struct {
 	size   int64
 	logNum uint64 // the file's number, for recyclable records
 
-	block    []byte // the current block
-	blockOff int64  // file offset of block
-	pos      int    // read position in block
-	rec      []byte // the logical record being assembled
-	recOff   int64  // file offset of its first fragment
-	eof      bool
+	block      []byte // the current block
+	blockOff   int64  // file offset of block
+	pos        int    // read position in block
+	rec        []byte // the logical record being assembled
+	recOff     int64  // file offset of its first fragment
+	recyclable bool   // the file's records have recyclable headers
+	eof        bool
 }
 
 func newLogReader(name string, f io.ReaderAt, size int64, logNum uint64) *logReader {
@@ -78,6 +82,9 @@ func (r *logReader) next() ([]byte, int64, error) {
 		}
 		if typ >= recRecyclableFull && typ <= recRecyclableLast {
 			typ -= recRecyclableFull - recFull
+		}
+		if typ&recSafeIgnoreMask != 0 {
+			continue
 		}
 		switch typ {
 		case recFull:
@@ -124,6 +131,10 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 		length := int(binary.LittleEndian.Uint16(h[4:6]))
 		hdr := logHeaderSize
 		if typ >= recRecyclableFull && typ <= recRecyclableLast || typ == recRecyclableTS {
+			hdr = logRecyclableHeaderSize
+			r.recyclable = true
+		} else if typ&recSafeIgnoreMask != 0 && r.recyclable {
+			// An ignorable record: its header is the file's kind.
 			hdr = logRecyclableHeaderSize
 		}
 		if typ == recZero && length == 0 {

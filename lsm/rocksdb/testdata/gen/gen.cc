@@ -67,6 +67,71 @@ static std::string newestL0(DB* db) {
   return name;
 }
 
+// ledgerData is upstream's LedgerData protobuf (DbLedgerStorageDataFormats
+// .proto: exists = 1, fenced = 2, masterKey = 3, explicitLac = 4, limbo = 5),
+// encoded as Java's protobuf does, fields in order.
+static std::string ledgerData(bool fenced, const std::string& masterKey, const std::string* lac, bool limbo) {
+  std::string v;
+  v += '\x08';
+  v += '\x01';
+  v += '\x10';
+  v += fenced ? '\x01' : '\x00';
+  v += '\x1a';
+  v += static_cast<char>(masterKey.size());
+  v += masterKey;
+  if (lac != nullptr) {
+    v += '\x22';
+    v += static_cast<char>(lac->size());
+    v += *lac;
+  }
+  if (limbo) {
+    v += '\x28';
+    v += '\x01';
+  }
+  return v;
+}
+
+static std::string ledgerKey(uint64_t ledger) {
+  std::string k;
+  be64(&k, ledger);
+  return k;
+}
+
+// ledgersDB writes a ledger-metadata database (current/ledgers) with the
+// options BookKeeper gives it in bookie-conf mode: RocksDB's defaults (so
+// Snappy, 4 KiB blocks, no filter) but format_version 5 and kxxHash.
+static int ledgersDB(const std::string& dir) {
+  BlockBasedTableOptions t;
+  t.format_version = 5;
+  t.checksum = kxxHash;
+  Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.avoid_flush_during_shutdown = true;
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+  DB* db;
+  check(DB::Open(o, dir, &db), "open");
+  auto put = [&](uint64_t l, bool fenced, bool limbo, bool withLac) {
+    std::string lac = "lac-" + std::to_string(l) + std::string(20, 'x');
+    std::string mk = "master-key-" + std::to_string(l);
+    check(db->Put(WriteOptions(), ledgerKey(l), ledgerData(fenced, mk, withLac ? &lac : nullptr, limbo)), "put");
+  };
+  for (uint64_t l = 1; l <= 300; l++) put(l, l % 3 == 0, false, l % 5 == 0);
+  check(db->Flush(FlushOptions()), "flush");
+  CompactRangeOptions cro;
+  check(db->CompactRange(cro, nullptr, nullptr), "compact");
+  for (uint64_t l = 1; l <= 300; l += 7) put(l, true, l % 2 == 0, false);  // fenced later
+  for (uint64_t l = 10; l <= 300; l += 10) check(db->Delete(WriteOptions(), ledgerKey(l)), "delete");
+  check(db->Flush(FlushOptions()), "flush");
+  // WAL tail: new ledgers, a deletion, a fencing.
+  for (uint64_t l = 301; l <= 320; l++) put(l, false, false, false);
+  check(db->Delete(WriteOptions(), ledgerKey(11)), "delete wal");
+  put(12, true, false, true);
+  check(db->Close(), "close");
+  delete db;
+  return 0;
+}
+
 // waitIdle waits until no flush or compaction is pending or running.
 static void waitIdle(DB* db) {
   for (;;) {
@@ -152,6 +217,8 @@ int main(int argc, char** argv) {
   if (variant == "bk-fv2") {
     t.format_version = 2;  // BookKeeper's default before 4.17 (#4480)
   } else if (variant == "bk-fv5") {
+  } else if (variant == "ledgers-fv5") {
+    return ledgersDB(dir);
   } else if (variant == "random-fv5") {
     return randomDB(t, dir);
   } else if (variant == "bk-fv5-partitioned") {
