@@ -115,9 +115,12 @@ func tablePath(fs vfs.FS, dir string, num uint64) string {
 
 func exists(fs vfs.FS, p string) bool { _, err := fs.Stat(p); return err == nil }
 
-// replayWALs reads the WALs RocksDB would replay on open (those numbered at
-// or above the smallest live column family's log number, and the previous
-// log), in order, into db.mem, and returns their range deletions.
+// replayWALs reads the WALs RocksDB would replay on open, in order, into
+// db.mem, and returns their range deletions. RocksDB reads every WAL in the
+// directory but skips a column family's writes in WALs numbered below its
+// log number; WALs below the smallest such number are therefore skipped
+// unread (they may be recycled files holding old records). The previous
+// log number is LevelDB's and plays no part.
 func (db *DB) replayWALs(fs vfs.FS) ([]tombstone, error) {
 	names, err := fs.List(db.dir)
 	if err != nil {
@@ -137,7 +140,7 @@ func (db *DB) replayWALs(fs vfs.FS) ([]tombstone, error) {
 		if err != nil {
 			continue
 		}
-		if num >= db.v.minLogNumber || (num == db.v.prevLogNumber && num != 0) {
+		if num >= db.v.minLogNumber {
 			wals = append(wals, wal{num, n})
 		}
 	}
