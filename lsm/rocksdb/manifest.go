@@ -37,7 +37,7 @@ type version struct {
 // readCurrent returns the MANIFEST name that the CURRENT file points at.
 func readCurrent(fs vfs.FS, dir string) (string, error) {
 	name := filepath.Join(dir, "CURRENT")
-	data, err := readWhole(fs, name)
+	data, err := readWhole(fs, name, 4096)
 	if err != nil {
 		return "", err
 	}
@@ -48,7 +48,8 @@ func readCurrent(fs vfs.FS, dir string) (string, error) {
 	return s[:len(s)-1], nil
 }
 
-func readWhole(fs vfs.FS, name string) ([]byte, error) {
+// readWhole reads a small file, at most limit bytes.
+func readWhole(fs vfs.FS, name string, limit int64) ([]byte, error) {
 	f, err := fs.Open(name)
 	if err != nil {
 		return nil, errors.Wrapf(err, "rocksdb: open %s", name)
@@ -57,6 +58,9 @@ func readWhole(fs vfs.FS, name string) ([]byte, error) {
 	size, err := f.Size()
 	if err != nil {
 		return nil, errors.Wrapf(err, "rocksdb: %s", name)
+	}
+	if size > limit {
+		return nil, corruptf("%s: %d bytes, more than %d", name, size, limit)
 	}
 	data := make([]byte, size)
 	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
