@@ -223,20 +223,31 @@ func (db *DB) Close() error {
 
 // NewIter returns an iterator over the visible keys. It must be positioned
 // with First or SeekGE before use.
-func (db *DB) NewIter() *Iter {
+func (db *DB) NewIter() *Iter { return db.newIter(nil) }
+
+// newIter returns an iterator over the memtable and the tables that
+// include (nil: all tables).
+func (db *DB) newIter(include func(*fileMeta) bool) *Iter {
 	m := &mergingIter{}
 	m.children = append(m.children, &memIter{entries: db.mem})
 	for _, ts := range db.tables {
 		for _, t := range ts {
-			m.children = append(m.children, &tableIter{t: t, block: len(t.index)})
+			if include == nil || include(t.meta) {
+				m.children = append(m.children, &tableIter{t: t, block: len(t.index)})
+			}
 		}
 	}
 	return &Iter{db: db, m: m}
 }
 
-// Get returns a copy of the value of key, or ErrNotFound.
+// Get returns a copy of the value of key, or ErrNotFound. It reads only the
+// tables whose key range holds key.
 func (db *DB) Get(key []byte) ([]byte, error) {
-	it := db.NewIter()
+	it := db.newIter(func(f *fileMeta) bool {
+		small, _ := parseInternalKey(f.smallest)
+		large, _ := parseInternalKey(f.largest)
+		return bytes.Compare(small.user, key) <= 0 && bytes.Compare(key, large.user) <= 0
+	})
 	it.SeekGE(key)
 	if err := it.Err(); err != nil {
 		return nil, err

@@ -47,6 +47,14 @@ func (it *Iter) Value() []byte { return it.value }
 // Err returns the error that stopped the iterator, if any.
 func (it *Iter) Err() error { return it.m.Err() }
 
+// Close releases the iterator and returns its error, if any. The iterator
+// holds no files (the DB does), so Close is optional.
+func (it *Iter) Close() error {
+	err := it.Err()
+	it.valid, it.key, it.value = false, nil, nil
+	return err
+}
+
 // settle moves the merged iterator, which is at the newest version of some
 // user key, to the first user key whose newest version is visible.
 func (it *Iter) settle() {
