@@ -57,6 +57,7 @@ func TestCorruptionNamed(t *testing.T) {
 			return d
 		}, ErrCorruption, "/db/000013.sst: file is"},
 		{"manifest", flipAt("MANIFEST-000005", 20), ErrCorruption, "/db/MANIFEST-000005: offset 0: record checksum mismatch"},
+		{"manifest length, as if torn", flipAt("MANIFEST-000005", 5), ErrCorruption, "/db/MANIFEST-000005: no next file number"},
 		{"current", func(f string, d []byte) []byte {
 			if f == "CURRENT" {
 				return []byte("garbage")
@@ -92,6 +93,31 @@ func TestCorruptionNamed(t *testing.T) {
 		return d
 	})
 	require.Error(t, err)
+}
+
+// TestTornWALTail cuts the WAL inside its last record: the database opens
+// without it, and Props names what was ignored.
+func TestTornWALTail(t *testing.T) {
+	fs, dir := loadFixture(t, "bk-fv5", func(f string, d []byte) []byte {
+		if f == "000016.log" {
+			return d[:len(d)-3]
+		}
+		return d
+	})
+	db, err := Open(fs, dir)
+	require.NoError(t, err)
+	defer db.Close()
+	p := db.Props()
+	require.Len(t, p.Torn, 1)
+	require.Equal(t, "000016.log", p.Torn[0].File)
+	require.Equal(t, p.WALOperations, 43) // the last batch, one put, is gone
+	_, err = db.Get(entryKey(10, 3))
+	require.ErrorIs(t, err, ErrNotFound)
+
+	db2, err := Open(loadFixture(t, "bk-fv5", nil))
+	require.NoError(t, err)
+	defer db2.Close()
+	require.Empty(t, db2.Props().Torn)
 }
 
 // blockSizeAt returns the size of the block at off of a table, from the

@@ -38,6 +38,19 @@ type Props struct {
 	RangeDeletions int // range tombstones, in tables and WALs
 	Levels         []LevelProps
 	Tables         []TableProps
+	// Torn lists the log files (WALs, the MANIFEST) whose last record was
+	// cut short or failed its checksum at the end of the file, as a crash
+	// leaves it. RocksDB ignores such a record, and so does this reader;
+	// damage to a length field near the end of a file looks the same, so a
+	// migration should report these.
+	Torn []TornTail
+}
+
+// TornTail is the ignored end of a log file.
+type TornTail struct {
+	File   string
+	Offset int64 // where the ignored record starts
+	Bytes  int64 // from there to the end of the file
 }
 
 // LevelProps sums one level's tables.
@@ -68,6 +81,9 @@ func Open(fs vfs.FS, dir string) (_ *DB, err error) {
 	}()
 	db.props = Props{Manifest: manifest, Comparator: v.comparator, LogNumber: v.logNumber,
 		PrevLogNumber: v.prevLogNumber, NextFileNumber: v.nextFileNumber, LastSequence: v.lastSequence}
+	if v.torn != nil {
+		db.props.Torn = append(db.props.Torn, *v.torn)
+	}
 	var tombs []tombstone
 	for level, files := range v.files {
 		lp := LevelProps{Level: level}
@@ -196,6 +212,9 @@ func (db *DB) replayWALs(fs vfs.FS) ([]tombstone, error) {
 				f.Close()
 				return nil, err
 			}
+		}
+		if r.torn >= 0 {
+			db.props.Torn = append(db.props.Torn, TornTail{File: w.name, Offset: r.torn, Bytes: size - r.torn})
 		}
 		if err := f.Close(); err != nil {
 			return nil, errors.Wrapf(err, "rocksdb: close %s", path)

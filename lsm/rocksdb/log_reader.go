@@ -58,10 +58,11 @@ type logReader struct {
 	recOff     int64  // file offset of its first fragment
 	recyclable bool   // the file's records have recyclable headers
 	eof        bool
+	torn       int64 // offset of a torn last record, or -1
 }
 
 func newLogReader(name string, f io.ReaderAt, size int64, logNum uint64) *logReader {
-	return &logReader{name: name, f: f, size: size, logNum: logNum, blockOff: -logBlockSize}
+	return &logReader{name: name, f: f, size: size, logNum: logNum, blockOff: -logBlockSize, torn: -1}
 }
 
 // next returns the next logical record and the file offset of its first
@@ -72,6 +73,9 @@ func (r *logReader) next() ([]byte, int64, error) {
 	for {
 		typ, frag, off, err := r.nextPhysical()
 		if err != nil {
+			if err == io.EOF && inRecord && r.torn < 0 {
+				r.torn = r.recOff // the file ends inside a fragmented record
+			}
 			return nil, 0, err
 		}
 		if typ == recRecyclableTS || typ == recTimestampSize {
@@ -150,7 +154,7 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 		}
 		if len(h) < hdr+length {
 			if r.blockOff+int64(len(r.block)) >= r.size {
-				r.eof = true // torn at the end of the file
+				r.eof, r.torn = true, off // torn at the end of the file
 				continue
 			}
 			return 0, nil, 0, corruptf("%s: offset %d: record length %d exceeds its block", r.name, off, length)
@@ -159,7 +163,7 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 		got := crc.Extend(0, h[6:hdr+length])
 		if got != want {
 			if r.blockOff+int64(r.pos+hdr+length) >= r.size {
-				r.eof = true // torn last record
+				r.eof, r.torn = true, off // torn last record
 				continue
 			}
 			return 0, nil, 0, corruptf("%s: offset %d: record checksum mismatch", r.name, off)

@@ -32,6 +32,9 @@ type version struct {
 	minLogNumber   uint64 // the smallest log number of the live column families
 	files          [][]*fileMeta
 	cfs            map[uint32]*cfState
+	torn           *TornTail // the MANIFEST's ignored last record
+	// Whether any edit set these: a MANIFEST without them is damaged.
+	hasNextFileNumber, hasLastSequence, hasLogNumber bool
 }
 
 // readCurrent returns the MANIFEST name that the CURRENT file points at.
@@ -87,6 +90,9 @@ func readManifest(fs vfs.FS, dir, manifest string) (*version, error) {
 	for {
 		rec, off, err := r.next()
 		if err == io.EOF {
+			if r.torn >= 0 {
+				v.torn = &TornTail{File: manifest, Offset: r.torn, Bytes: size - r.torn}
+			}
 			break
 		} else if err != nil {
 			return nil, err
@@ -135,15 +141,16 @@ func (v *version) apply(name string, off int64, e *versionEdit) error {
 	}
 	if e.hasLogNumber {
 		cf.logNumber = e.logNumber
+		v.hasLogNumber = true
 	}
 	if e.hasPrevLogNumber {
 		v.prevLogNumber = e.prevLogNumber
 	}
 	if e.hasNextFileNumber {
-		v.nextFileNumber = e.nextFileNumber
+		v.nextFileNumber, v.hasNextFileNumber = e.nextFileNumber, true
 	}
 	if e.hasLastSequence {
-		v.lastSequence = e.lastSequence
+		v.lastSequence, v.hasLastSequence = e.lastSequence, true
 	}
 	for _, d := range e.deleted {
 		f, ok := cf.files[d.num]
@@ -164,6 +171,16 @@ func (v *version) apply(name string, off int64, e *versionEdit) error {
 func (v *version) finish(name string) error {
 	if v.comparator != "" && v.comparator != bytewiseComparator {
 		return unsupportedf("%s: comparator %q (only %s)", name, v.comparator, bytewiseComparator)
+	}
+	// As RocksDB's recovery, refuse a MANIFEST that never set these: it is
+	// cut short or damaged (a bad length can look like a torn tail).
+	switch {
+	case !v.hasNextFileNumber:
+		return corruptf("%s: no next file number in the MANIFEST", name)
+	case !v.hasLogNumber:
+		return corruptf("%s: no log number in the MANIFEST", name)
+	case !v.hasLastSequence:
+		return corruptf("%s: no last sequence number in the MANIFEST", name)
 	}
 	v.minLogNumber = ^uint64(0)
 	for id, cf := range v.cfs {
