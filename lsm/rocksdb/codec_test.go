@@ -98,8 +98,17 @@ func TestLogReader(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, recs, got)
 
-	// Damage before the tail is an error naming the file and offset.
+	// A length damaged to run past the end, with valid records after it,
+	// is damage, not a torn tail.
+	lastBlock := (len(data) - 1) / logBlockSize * logBlockSize
 	bad := append([]byte(nil), data...)
+	bad[lastBlock+5] = 0x7f // the last block's first record's length, high byte
+	_, err = read(bad)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.Contains(t, err.Error(), "runs past the end of the file, but a valid record follows")
+
+	// Damage before the tail is an error naming the file and offset.
+	bad = append([]byte(nil), data...)
 	bad[logHeaderSize+2] ^= 1 // the third record's header
 	_, err = read(bad)
 	require.ErrorIs(t, err, ErrCorruption)

@@ -57,7 +57,14 @@ func TestCorruptionNamed(t *testing.T) {
 			return d
 		}, ErrCorruption, "/db/000013.sst: file is"},
 		{"manifest", flipAt("MANIFEST-000005", 20), ErrCorruption, "/db/MANIFEST-000005: offset 0: record checksum mismatch"},
-		{"manifest length, as if torn", flipAt("MANIFEST-000005", 5), ErrCorruption, "/db/MANIFEST-000005: no next file number"},
+		{"manifest length, as if torn", flipAt("MANIFEST-000005", 5), ErrCorruption,
+			"/db/MANIFEST-000005: offset 0: record length 16412 runs past the end of the file, but a valid record follows at offset 35"},
+		{"manifest cut after its first record", func(f string, d []byte) []byte {
+			if f == "MANIFEST-000005" {
+				return d[:40]
+			}
+			return d
+		}, ErrCorruption, "/db/MANIFEST-000005: no next file number"},
 		{"current", func(f string, d []byte) []byte {
 			if f == "CURRENT" {
 				return []byte("garbage")

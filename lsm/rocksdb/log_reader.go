@@ -154,6 +154,11 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 		}
 		if len(h) < hdr+length {
 			if r.blockOff+int64(len(r.block)) >= r.size {
+				// The record runs past the end of the file: torn, unless a
+				// valid record follows, in which case its length is damaged.
+				if q, ok := r.validRecordAfter(r.pos + logHeaderSize); ok {
+					return 0, nil, 0, corruptf("%s: offset %d: record length %d runs past the end of the file, but a valid record follows at offset %d", r.name, off, length, r.blockOff+int64(q))
+				}
 				r.eof, r.torn = true, off // torn at the end of the file
 				continue
 			}
@@ -178,6 +183,36 @@ func (r *logReader) nextPhysical() (byte, []byte, int64, error) {
 		r.pos += hdr + length
 		return typ, h[hdr : hdr+length], off, nil
 	}
+}
+
+// validRecordAfter reports whether a physical record with a valid checksum
+// (and, in a recyclable log, this file's number) starts at or after block
+// position from: it tells damage from a torn write, after which nothing
+// valid is written.
+func (r *logReader) validRecordAfter(from int) (int, bool) {
+	b := r.block
+	for q := from; q+logHeaderSize <= len(b); q++ {
+		typ := b[q+6]
+		hdr := logHeaderSize
+		switch {
+		case typ >= recFull && typ <= recLast:
+		case typ >= recRecyclableFull && typ <= recRecyclableLast:
+			hdr = logRecyclableHeaderSize
+		default:
+			continue
+		}
+		n := int(binary.LittleEndian.Uint16(b[q+4:]))
+		if q+hdr+n > len(b) {
+			continue
+		}
+		if hdr == logRecyclableHeaderSize && uint64(binary.LittleEndian.Uint32(b[q+7:])) != r.logNum&0xffffffff {
+			continue
+		}
+		if crc.Unmask(binary.LittleEndian.Uint32(b[q:])) == crc.Extend(0, b[q+6:q+hdr+n]) {
+			return q, true
+		}
+	}
+	return 0, false
 }
 
 func (r *logReader) readBlock() error {
