@@ -1,6 +1,7 @@
 package rocksdb
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 )
@@ -36,28 +37,11 @@ const (
 // handle at a restart point, and elsewhere only the signed size change; the
 // block then starts right after the previous one and its trailer.
 func decodeBlock(b []byte, kind blockKind) ([]blockEntry, error) {
-	if len(b) < 4 {
-		return nil, errorString("block shorter than its footer")
+	restartsAt, restarts, err := blockRestarts(b, kind)
+	if err != nil {
+		return nil, err
 	}
-	footer := binary.LittleEndian.Uint32(b[len(b)-4:])
-	end := len(b) - 4
-	numRestarts := int(footer)
-	if footer&(1<<31) != 0 {
-		if kind != dataBlock || end < 2 {
-			return nil, errorString("bad hash index footer")
-		}
-		numRestarts = int(footer &^ (1 << 31))
-		buckets := int(binary.LittleEndian.Uint16(b[end-2:]))
-		end -= 2 + buckets
-		if end < 0 {
-			return nil, errorString("hash index larger than the block")
-		}
-	}
-	if numRestarts == 0 || numRestarts > end/4 {
-		return nil, errorString("bad restart count")
-	}
-	restartsAt := end - 4*numRestarts
-	restarts := b[restartsAt:end]
+	numRestarts := len(restarts) / 4
 	nextRestart := func(i int) int {
 		if i >= numRestarts {
 			return -1
@@ -131,4 +115,101 @@ func decodeBlock(b []byte, kind blockKind) ([]blockEntry, error) {
 		return nil, errorString("restart point past the last entry")
 	}
 	return entries, nil
+}
+
+// blockRestarts splits a block's trailer: it returns where the restart
+// array starts (the end of the entries) and the array.
+func blockRestarts(b []byte, kind blockKind) (int, []byte, error) {
+	if len(b) < 4 {
+		return 0, nil, errorString("block shorter than its footer")
+	}
+	footer := binary.LittleEndian.Uint32(b[len(b)-4:])
+	end := len(b) - 4
+	numRestarts := int(footer)
+	if footer&(1<<31) != 0 {
+		if kind != dataBlock || end < 2 {
+			return 0, nil, errorString("bad hash index footer")
+		}
+		numRestarts = int(footer &^ (1 << 31))
+		buckets := int(binary.LittleEndian.Uint16(b[end-2:]))
+		end -= 2 + buckets
+		if end < 0 {
+			return 0, nil, errorString("hash index larger than the block")
+		}
+	}
+	if numRestarts == 0 || numRestarts > end/4 {
+		return 0, nil, errorString("bad restart count")
+	}
+	restartsAt := end - 4*numRestarts
+	return restartsAt, b[restartsAt:end], nil
+}
+
+// seekDataBlock returns the first entry of a data block whose user key is
+// >= key, decoding only from the restart point before it (a binary search
+// over the restart points, whose keys are stored whole). ok is false if
+// every entry is smaller.
+func seekDataBlock(b []byte, key []byte) (ik internalKey, value []byte, off int, ok bool, err error) {
+	restartsAt, restarts, err := blockRestarts(b, dataBlock)
+	if err != nil {
+		return internalKey{}, nil, 0, false, err
+	}
+	n := len(restarts) / 4
+	restart := func(i int) int { return int(binary.LittleEndian.Uint32(restarts[4*i:])) }
+	// restartKey decodes the whole key stored at restart point i.
+	restartKey := func(i int) ([]byte, error) {
+		at := restart(i)
+		if at >= restartsAt {
+			return nil, errorString(fmt.Sprintf("restart point %d at %d is past the entries", i, at))
+		}
+		d := decoder{b: b[at:restartsAt]}
+		shared, unshared := d.uvarint32(), d.uvarint32()
+		d.uvarint32()
+		k := d.bytes(uint64(unshared))
+		if !d.ok() || shared != 0 || len(k) < 8 {
+			return nil, errorString(fmt.Sprintf("entry at offset %d: bad restart entry", at))
+		}
+		return k[:len(k)-8], nil
+	}
+	// Find the first restart point whose key is >= key; start before it.
+	lo, hi := 0, n
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		k, err := restartKey(mid)
+		if err != nil {
+			return internalKey{}, nil, 0, false, err
+		}
+		if bytes.Compare(k, key) < 0 {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	start := 0
+	if lo > 0 {
+		start = restart(lo - 1)
+	}
+	if start >= restartsAt {
+		return internalKey{}, nil, 0, false, errorString(fmt.Sprintf("restart point at %d is past the entries", start))
+	}
+	d := decoder{b: b[start:restartsAt], off: start}
+	var prev []byte
+	for !d.empty() {
+		off := d.off
+		shared, unshared, valueLen := d.uvarint32(), d.uvarint32(), d.uvarint32()
+		suffix := d.bytes(uint64(unshared))
+		v := d.bytes(uint64(valueLen))
+		if !d.ok() || int(shared) > len(prev) {
+			return internalKey{}, nil, 0, false, errorString(fmt.Sprintf("entry at offset %d: truncated or bad shared length", off))
+		}
+		k := append(prev[:shared:shared], suffix...)
+		prev = k
+		parsed, good := parseInternalKey(k)
+		if !good {
+			return internalKey{}, nil, 0, false, errorString(fmt.Sprintf("entry at offset %d: key shorter than its 8-byte trailer", off))
+		}
+		if bytes.Compare(parsed.user, key) >= 0 {
+			return parsed, v, off, true, nil
+		}
+	}
+	return internalKey{}, nil, 0, false, nil
 }

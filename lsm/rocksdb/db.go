@@ -259,22 +259,36 @@ func (db *DB) newIter(include func(*fileMeta) bool) *Iter {
 	return &Iter{db: db, m: m}
 }
 
-// Get returns a copy of the value of key, or ErrNotFound. It reads only the
-// tables whose key range holds key.
+// Get returns a copy of the value of key, or ErrNotFound. It looks the key
+// up in the WAL's operations and in each table whose key range holds it
+// (one data block each, searched by its restart points) and keeps the
+// newest version.
 func (db *DB) Get(key []byte) ([]byte, error) {
-	it := db.newIter(func(f *fileMeta) bool {
-		small, _ := parseInternalKey(f.smallest)
-		large, _ := parseInternalKey(f.largest)
-		return bytes.Compare(small.user, key) <= 0 && bytes.Compare(key, large.user) <= 0
-	})
-	it.SeekGE(key)
-	if err := it.Err(); err != nil {
-		return nil, err
+	var best internalKey
+	var value []byte
+	found := false
+	i := sort.Search(len(db.mem), func(i int) bool { return bytes.Compare(db.mem[i].key.user, key) >= 0 })
+	if i < len(db.mem) && bytes.Equal(db.mem[i].key.user, key) {
+		best, value, found = db.mem[i].key, db.mem[i].value, true
 	}
-	if !it.Valid() || !bytes.Equal(it.Key(), key) {
+	for _, ts := range db.tables {
+		for _, t := range ts {
+			if !t.mayContain(key) {
+				continue
+			}
+			ik, v, ok, err := t.get(key)
+			if err != nil {
+				return nil, err
+			}
+			if ok && (!found || ik.seq > best.seq) {
+				best, value, found = ik, v, true
+			}
+		}
+	}
+	if !found || best.kind != typeValue || db.rangeDels.maxSeq(key) > best.seq {
 		return nil, ErrNotFound
 	}
-	return bytes.Clone(it.Value()), nil
+	return bytes.Clone(value), nil
 }
 
 // Scan calls fn for every visible key and value in key order; fn must not

@@ -26,6 +26,10 @@ func FuzzTable(f *testing.F) {
 			n++
 		}
 		it.SeekGE([]byte("key"))
+		tb.get([]byte("key"))
+		if len(tb.index) > 0 {
+			tb.get(tb.index[0].key)
+		}
 	})
 }
 
@@ -34,6 +38,8 @@ func FuzzBlock(f *testing.F) {
 		for _, k := range []blockKind{dataBlock, indexBlock, deltaIndexBlock} {
 			decodeBlock(data, k)
 		}
+		seekDataBlock(data, []byte("key"))
+		seekDataBlock(data, nil)
 	})
 }
 

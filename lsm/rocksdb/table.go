@@ -298,6 +298,52 @@ func (t *table) seekBlock(key []byte) int {
 	return sort.Search(len(t.index), func(i int) bool { return bytes.Compare(t.index[i].key, key) >= 0 })
 }
 
+// mayContain reports whether key lies within the table's bounds.
+func (t *table) mayContain(key []byte) bool {
+	if t.meta == nil {
+		return true
+	}
+	small, _ := parseInternalKey(t.meta.smallest)
+	large, _ := parseInternalKey(t.meta.largest)
+	return bytes.Compare(small.user, key) <= 0 && bytes.Compare(key, large.user) <= 0
+}
+
+// get returns the table's newest entry for key, if it has one.
+func (t *table) get(key []byte) (internalKey, []byte, bool, error) {
+	// The first block whose separator is >= key holds key's newest
+	// version if any block does; when key falls between that block's last
+	// key and its separator, the next block's first key settles it.
+	for i := t.seekBlock(key); i < len(t.index) && i <= t.seekBlock(key)+1; i++ {
+		h := t.index[i].handle
+		b, err := t.readBlock(h, "data")
+		if err != nil {
+			return internalKey{}, nil, false, err
+		}
+		ik, v, off, ok, err := seekDataBlock(b, key)
+		if err != nil {
+			return internalKey{}, nil, false, corruptf("%s: data %s: %s", t.name, h, err)
+		}
+		if !ok {
+			continue
+		}
+		if !bytes.Equal(ik.user, key) {
+			return internalKey{}, nil, false, nil
+		}
+		switch ik.kind {
+		case typeValue, typeDeletion, typeSingleDeletion:
+		case typeMerge:
+			return internalKey{}, nil, false, unsupportedf("%s: data %s: entry at offset %d: merge operand", t.name, h, off)
+		default:
+			return internalKey{}, nil, false, unsupportedf("%s: data %s: entry at offset %d: value type %#x", t.name, h, off, ik.kind)
+		}
+		if t.globalSeqno != 0 {
+			ik.seq = t.globalSeqno
+		}
+		return ik, v, true, nil
+	}
+	return internalKey{}, nil, false, nil
+}
+
 func checksumName(c byte) string {
 	switch c {
 	case checksumNone:

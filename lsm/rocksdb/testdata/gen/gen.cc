@@ -132,6 +132,39 @@ static int ledgersDB(const std::string& dir) {
   return 0;
 }
 
+static void waitIdle(DB* db);
+
+// measureDB writes 1,000 ledgers of 1,000 entries with BookKeeper's exact
+// entry-location options (64 KiB blocks), in checkpoint-sized batches, for
+// the throughput measurement in docs/design.md; not a committed fixture.
+static int measureDB(BlockBasedTableOptions t, const std::string& dir) {
+  t.block_size = 65536;
+  Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.compression = kLZ4Compression;
+  o.write_buffer_size = 4 << 20;  // several tables and levels from 24 MB of keys
+  o.max_write_buffer_number = 4;
+  o.level0_file_num_compaction_trigger = 4;
+  o.max_bytes_for_level_base = 16 << 20;
+  o.target_file_size_base = 4 << 20;
+  o.level_compaction_dynamic_level_bytes = true;
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+  DB* db;
+  check(DB::Open(o, dir, &db), "open");
+  std::mt19937_64 rng(5);
+  for (uint64_t e = 0; e < 1000; e++) {
+    WriteBatch b;
+    for (uint64_t l = 1; l <= 1000; l++) b.Put(key(l, e), location(1 + e / 100, rng() % (1 << 30)));
+    check(db->Write(WriteOptions(), &b), "write");
+  }
+  check(db->Flush(FlushOptions()), "flush");
+  waitIdle(db);
+  check(db->Close(), "close");
+  delete db;
+  return 0;
+}
+
 // waitIdle waits until no flush or compaction is pending or running.
 static void waitIdle(DB* db) {
   for (;;) {
@@ -217,6 +250,8 @@ int main(int argc, char** argv) {
   if (variant == "bk-fv2") {
     t.format_version = 2;  // BookKeeper's default before 4.17 (#4480)
   } else if (variant == "bk-fv5") {
+  } else if (variant == "measure-1m") {
+    return measureDB(t, dir);
   } else if (variant == "ledgers-fv5") {
     return ledgersDB(dir);
   } else if (variant == "random-fv5") {
