@@ -108,6 +108,19 @@ func TestCorruptionNamed(t *testing.T) {
 	require.Error(t, err)
 }
 
+// TestCorruptionGet: a lookup that reads a damaged block says which.
+func TestCorruptionGet(t *testing.T) {
+	fs, dir := loadFixture(t, "bk-fv5", flipAt("000010.sst", 100))
+	db, err := Open(fs, dir)
+	require.NoError(t, err) // data blocks are read on demand
+	defer db.Close()
+	_, err = db.Get(entryKey(1, 1))
+	require.ErrorIs(t, err, ErrCorruption)
+	require.Contains(t, err.Error(), "/db/000010.sst: data block 0+")
+	_, err = db.Get(entryKey(20, 1)) // another block
+	require.NoError(t, err)
+}
+
 // TestTornWALTail cuts the WAL inside its last record: the database opens
 // without it, and Props names what was ignored.
 func TestTornWALTail(t *testing.T) {
