@@ -1,8 +1,7 @@
 package rocksdb
 
 import (
-	"fmt"
-
+	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/cockroachdb/errors"
 )
 
@@ -21,27 +20,14 @@ var ErrUnsupported = errors.New("rocksdb: unsupported")
 // ErrNotFound is returned by Get for a key that is not visible.
 var ErrNotFound = errors.New("rocksdb: not found")
 
-// markedError is an error of one of the kinds above. Its Is method makes
-// the standard library's errors.Is match the kind through any wrapping.
-type markedError struct {
-	msg  string
-	kind error
-}
-
-func (e *markedError) Error() string { return e.msg }
-
-func (e *markedError) Is(target error) bool { return target == e.kind }
-
-// corruptf returns an error of kind ErrCorruption. Callers name the file,
-// and the block handle and offset where there is one, in the message.
+// corruptf returns an error matching ErrCorruption (through base.Mark, so
+// that the standard library's errors.Is sees it too). Callers name the
+// file, and the block handle and offset where there is one, in the message.
 func corruptf(format string, args ...interface{}) error {
-	return &markedError{msg: "rocksdb: corruption: " + fmt.Sprintf(format, args...), kind: ErrCorruption}
+	return base.Mark(errors.Newf("rocksdb: corruption: "+format, args...), ErrCorruption)
 }
 
-// unsupportedf returns an error of kind ErrUnsupported.
+// unsupportedf returns an error matching ErrUnsupported.
 func unsupportedf(format string, args ...interface{}) error {
-	return &markedError{msg: "rocksdb: unsupported: " + fmt.Sprintf(format, args...), kind: ErrUnsupported}
+	return base.Mark(errors.Newf("rocksdb: unsupported: "+format, args...), ErrUnsupported)
 }
-
-// errorsIs is errors.Is, for files that import no errors package.
-func errorsIs(err, target error) bool { return errors.Is(err, target) }

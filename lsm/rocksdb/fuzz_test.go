@@ -2,6 +2,7 @@ package rocksdb
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,7 +91,7 @@ func FuzzWriteBatch(f *testing.F) {
 }
 
 func isKind(err error) bool {
-	return errorsIs(err, ErrCorruption) || errorsIs(err, ErrUnsupported)
+	return errors.Is(err, ErrCorruption) || errors.Is(err, ErrUnsupported)
 }
 
 // TestWriteFuzzSeeds rewrites testdata/fuzz from the fixtures when

@@ -66,19 +66,3 @@ func (d *decoder) byte1() byte {
 	}
 	return b[0]
 }
-
-func (d *decoder) fixed32() uint32 {
-	b := d.bytes(4)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint32(b)
-}
-
-func (d *decoder) fixed64() uint64 {
-	b := d.bytes(8)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(b)
-}
