@@ -118,9 +118,14 @@
 // appended behind a torn tail and no new file takes the number of a WAL
 // the manifest does not know.
 //
-// A failure to write the manifest is sticky: what reached the disk is
-// unknown, so every later LogAndApply fails and the engine must reopen
-// (after a failed fsync, retrying could report success for lost data).
+// A failure to write the manifest leaves the file's tail unknown, and
+// after a failed fsync retrying could report success for lost data, so
+// the file is never written again. A failure for lack of space (ENOSPC,
+// EDQUOT) is recoverable: the error matches base.ErrNoSpace and the next
+// LogAndApply rotates to a new manifest (steps 1-3 above, the snapshot
+// taken from memory), which is how the engine recovers once space returns.
+// Any other failure is sticky: every later LogAndApply fails and the
+// engine must reopen.
 //
 // # Versions, references and obsolete files
 //

@@ -177,16 +177,21 @@ func createManifest(fs vfs.FS, dir string, fileNum uint64, snapshot *VersionEdit
 	f, err := fs.Create(path)
 	if err != nil {
 		_ = sf.Close()
+		_ = fs.Remove(syncedPath)
 		return nil, errors.Wrapf(err, "manifest: creating %s", path)
 	}
 	m := &manifestWriter{path: path, file: f, log: record.NewWriter(f),
 		syncedFile: sf, synced: record.NewSyncedLengthWriter(sf)}
-	if err := m.append(snapshot); err != nil {
-		_ = m.close() // the error that matters is err
-		return nil, err
+	err = m.append(snapshot)
+	if err == nil {
+		err = syncDir(fs, dir)
 	}
-	if err := syncDir(fs, dir); err != nil {
-		_ = m.close()
+	if err != nil {
+		// No CURRENT names the files yet: remove them, so that retries on
+		// a full disk do not leave a manifest each.
+		_ = m.close() // the error that matters is err
+		_ = fs.Remove(path)
+		_ = fs.Remove(syncedPath)
 		return nil, err
 	}
 	return m, nil

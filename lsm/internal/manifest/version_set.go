@@ -63,7 +63,12 @@ type VersionSet struct {
 		manifest *manifestWriter
 		// err is the first failure to write the manifest; sticky, because
 		// what reached the disk is unknown.
-		err    error
+		err error
+		// rotate is set by a write that failed for lack of space: the
+		// manifest's tail is unknown, so the next LogAndApply writes a new
+		// manifest instead of appending (never retrying a write or sync
+		// on the file that failed one).
+		rotate bool
 		closed bool
 	}
 
@@ -107,9 +112,14 @@ func (vs *VersionSet) Current() *Version {
 // caller's edit is not modified. An edit that does not apply (a deleted
 // table missing, a duplicate file number, overlapping L1+ tables, a
 // LogNumber going backwards) returns an error and changes nothing. A
-// failure to write the manifest is sticky: the edit may or may not be
-// durable, every later LogAndApply fails, and the engine must stop and
-// reopen the database (it must not delete the files the edit added).
+// failure to write the manifest leaves the edit maybe durable, maybe not:
+// the engine must not delete the files the edit added until a later
+// LogAndApply succeeds. A failure for lack of space (base.IsNoSpace) is
+// returned matching base.ErrNoSpace and is not sticky: the next
+// LogAndApply writes a new manifest holding a snapshot of the state (the
+// failed edit included if it is retried), so nothing is appended behind
+// the failed write. Any other failure is sticky: every later LogAndApply
+// fails, and the engine must stop and reopen the database.
 func (vs *VersionSet) LogAndApply(edit *VersionEdit) error {
 	vs.writer.Lock()
 	defer vs.writer.Unlock()
@@ -154,16 +164,26 @@ func (vs *VersionSet) LogAndApply(edit *VersionEdit) error {
 	e.NextFileNum = vs.nextFileNum.Load()
 	e.LastSeqNum = vs.LastSeqNum()
 
-	if vs.writer.manifest.size() >= vs.opts.MaxManifestSize {
+	retried := vs.writer.rotate
+	if retried || vs.writer.manifest.size() >= vs.opts.MaxManifestSize {
 		err = vs.rotateLocked(v, logNumber, e.LastSeqNum)
 	} else {
 		err = vs.writer.manifest.append(&e)
 	}
 	if err != nil {
+		if base.IsNoSpace(err) {
+			vs.writer.rotate = true
+			return base.NoSpaceError("manifest: LogAndApply failed for lack of space; the next one writes a new manifest", err)
+		}
 		vs.writer.err = errors.WithMessage(err, "manifest: LogAndApply failed; the database must be reopened")
 		return vs.writer.err
 	}
+	vs.writer.rotate = false
 	vs.install(v, logNumber)
+	if retried {
+		// Manifests of failed rotations are garbage now.
+		vs.removeLeftovers()
+	}
 	return nil
 }
 
