@@ -8,6 +8,9 @@ import (
 // for a running flush, syncs and closes the WAL, and closes every file.
 // Writes acknowledged before Close are durable (synced writes) or in the
 // WAL (unsynced). Every call after Close returns an error marked ErrClosed.
+// Close works in every state: while writes are refused (a sticky failure,
+// or one for lack of space still being retried) it stops the retries,
+// closes everything and returns that failure.
 func (d *DB) Close() error {
 	d.mu.Lock()
 	if d.mu.closed {
@@ -17,6 +20,9 @@ func (d *DB) Close() error {
 	d.mu.closed = true
 	d.closedFlag.Store(true)
 	d.mu.cond.Broadcast()
+	if t := d.mu.space.compactionTimer; t != nil {
+		t.Stop()
+	}
 	d.mu.Unlock()
 
 	d.bgCancel()
@@ -31,10 +37,17 @@ func (d *DB) Close() error {
 	d.published.Broadcast()
 	d.publishMu.Unlock()
 
-	var err error
 	d.mu.Lock()
+	// A failure writes still wait on is reported, not hidden: what it kept
+	// from being flushed is in the WALs, replayed at the next open.
+	err := d.writeErrLocked()
+	if err != nil {
+		err = errors.Wrap(err, "lsm: Close: closing with writes stopped by a failure")
+	}
 	if d.mu.wal != nil {
-		err = d.mu.wal.Close()
+		if werr := d.mu.wal.Close(); err == nil {
+			err = werr
+		}
 	}
 	d.mu.Unlock()
 	if d.mu.versions != nil {

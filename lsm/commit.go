@@ -63,22 +63,36 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	b.b.SetSeqNum(first)
 	n, err := w.Enqueue(b.b.Repr())
 	if err != nil {
-		// Nothing was enqueued, but the sequence numbers are taken: the
-		// DB stops writing, so no later batch waits for them.
+		// Nothing was enqueued: give the sequence numbers back (commitMu
+		// is still held, so nobody took a later one).
+		d.mu.nextSeq = first
 		d.commitMu.Unlock()
 		err = errors.Wrap(err, "lsm: WAL")
-		d.fail(err)
-		return err
+		d.failWAL(w, err)
+		return d.walErr(err)
 	}
 	mem.reserve()
 	d.commitMu.Unlock()
 
 	err = w.Wait(n, sync)
 	if err != nil {
+		// The WAL is broken; the batch applied nothing. Its failure is
+		// recorded before the memtable is released, so that recovery
+		// never flushes that memtable without knowing its WAL failed.
 		err = errors.Wrap(err, "lsm: WAL")
-	} else {
-		err = d.applyToMemTable(mem, &b.b)
+		d.failWAL(w, err)
+		mem.release()
+		if !base.IsNoSpace(err) {
+			return err
+		}
+		// Later batches wait for this one to publish: pass its sequence
+		// numbers (it holds nothing readers could see).
+		if perr := d.publish(first, first+count-1); perr != nil {
+			return perr
+		}
+		return d.walErr(err)
 	}
+	err = d.applyToMemTable(mem, &b.b)
 	mem.release()
 	if err != nil {
 		d.fail(err)
@@ -142,7 +156,9 @@ func (d *DB) stickyErr() error {
 	return d.mu.bgErr
 }
 
-// fail records a sticky error and wakes everyone waiting.
+// fail records a failure of a write or of background work and wakes
+// everyone waiting: a failure for lack of space starts the recovery loop
+// (see background_error.go); any other is sticky.
 func (d *DB) fail(err error) {
 	d.mu.Lock()
 	d.failLocked(err)
@@ -151,18 +167,24 @@ func (d *DB) fail(err error) {
 
 // failLocked is fail with d.mu held.
 func (d *DB) failLocked(err error) {
+	if d.mu.bgErr == nil && base.IsNoSpace(err) {
+		d.noSpaceLocked(err)
+		return
+	}
 	if d.mu.bgErr == nil {
 		d.mu.bgErr = err
 		d.opts.Logger.Error("lsm: writes stopped after a failure", "err", err)
 	}
-	d.mu.cond.Broadcast()
-	// Publishers wait on another lock, taken before d.mu: wake them from
-	// outside it.
-	go func() {
-		d.publishMu.Lock()
-		d.published.Broadcast()
-		d.publishMu.Unlock()
-	}()
+	d.wakeWaitersLocked()
+}
+
+// walErr is the error a write gets for a failed WAL write: one matching
+// ErrNoSpace if it failed for lack of space.
+func (d *DB) walErr(err error) error {
+	if base.IsNoSpace(err) {
+		return base.NoSpaceError("lsm: out of space: the WAL failed; the DB switches to a new one once space returns", err)
+	}
+	return err
 }
 
 // waitPublished waits until every batch up to seq is visible, or the DB
@@ -194,8 +216,8 @@ func (d *DB) makeRoomForWrite(size int64) (*memTable, *wal.Writer, error) {
 		if err := d.checkOpenLocked("Apply"); err != nil {
 			return nil, nil, err
 		}
-		if d.mu.bgErr != nil {
-			return nil, nil, d.mu.bgErr
+		if err := d.writeErrLocked(); err != nil {
+			return nil, nil, err
 		}
 		m := d.mu.mem
 		if m.charged+size <= m.budget {
@@ -212,6 +234,11 @@ func (d *DB) makeRoomForWrite(size int64) (*memTable, *wal.Writer, error) {
 			time.Sleep(time.Millisecond)
 			d.mu.Lock()
 			continue
+		}
+		if l0 >= d.opts.Level0StopWritesTrigger && d.mu.space.compactionErr != nil {
+			// The compactions that would make room fail for lack of
+			// space: refuse rather than wait for them.
+			return nil, nil, base.NoSpaceError("lsm: out of space: L0 is at the stop trigger and compactions wait for space", d.mu.space.compactionErr)
 		}
 		if len(d.mu.imm)+1 >= d.opts.MaxWriteBufferNumber || l0 >= d.opts.Level0StopWritesTrigger {
 			d.metrics.writeStops.Add(1)
@@ -253,8 +280,12 @@ func (d *DB) switchMemTableLocked(minSize int64) error {
 	d.mu.Lock()
 	if err != nil {
 		err = errors.Wrap(err, "lsm: switching WALs")
+		if base.IsNoSpace(err) {
+			// The old WAL is closed or broken and there is no new one.
+			d.mu.space.walBroken = true
+		}
 		d.failLocked(err)
-		return err
+		return d.walErr(err)
 	}
 	d.metrics.retiredWAL(oldWAL)
 	old := d.mu.mem
@@ -291,11 +322,16 @@ func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
 	f, err := d.fs.Create(path)
 	if err != nil {
 		_ = sf.Close()
+		_ = d.fs.Remove(syncedPath)
 		return nil, errors.Wrapf(err, "lsm: creating WAL %s", path)
 	}
 	if err := d.syncDir(); err != nil {
 		_ = f.Close()
 		_ = sf.Close()
+		// Empty, and named by nothing: retries on a full disk must not
+		// leave a pair each.
+		_ = d.fs.Remove(path)
+		_ = d.fs.Remove(syncedPath)
 		return nil, err
 	}
 	return wal.NewWriter(f, wal.Options{SyncedLength: sf}), nil

@@ -17,7 +17,7 @@ import (
 // is work and a free job slot (one slot stays for the flush). d.mu must
 // be held.
 func (d *DB) maybeScheduleCompactionLocked() {
-	if d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly || d.mu.ingesting || d.mu.openFlush {
+	if d.mu.closed || d.writeErrLocked() != nil || d.opts.ReadOnly || d.mu.ingesting || d.mu.openFlush || d.compactionsPausedLocked() {
 		return
 	}
 	for d.mu.compactions < max(1, d.opts.MaxBackgroundJobs-1) {
@@ -34,10 +34,18 @@ func (d *DB) maybeScheduleCompactionLocked() {
 			err := d.runCompaction(d.bgCtx, c)
 			d.mu.Lock()
 			d.mu.compactions--
-			if err != nil && !errors.Is(err, context.Canceled) && !d.mu.closed {
-				// A failed compaction (a corrupt or unreadable table, a
-				// full disk) would be picked again at once: stop writing
-				// instead, as after a failed flush; reads go on.
+			switch {
+			case err == nil:
+				d.mu.space.compactionErr = nil
+			case errors.Is(err, context.Canceled) || d.mu.closed:
+			case base.IsNoSpace(err):
+				// It would fail again at once: pause compactions, with
+				// backoff, until space returns.
+				d.compactionNoSpaceLocked(errors.Wrap(err, "lsm: background compaction"))
+			default:
+				// A failed compaction (a corrupt or unreadable table)
+				// would be picked again at once: stop writing instead,
+				// as after a failed flush; reads go on.
 				d.failLocked(errors.Wrap(err, "lsm: background compaction"))
 			}
 			d.maybeScheduleCompactionLocked()
@@ -97,6 +105,11 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	}
 	if !trivial && (len(outputs) > 0 || remainder != nil) {
 		if err := d.syncDir(); err != nil {
+			// No edit names the outputs: remove them, so that retries
+			// on a full disk do not leave them behind.
+			for _, t := range outputs {
+				d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum))
+			}
 			return err
 		}
 	}
@@ -104,9 +117,21 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	err = d.mu.versions.LogAndApply(edit)
 	if err == nil {
 		d.updateReadStateLocked()
+		d.removeOrphansLocked()
+	} else if base.IsNoSpace(err) && !trivial {
+		// The edit may be durable until a later one succeeds (that one
+		// writes a new manifest): remove the outputs only then.
+		for _, t := range outputs {
+			d.mu.space.orphans = append(d.mu.space.orphans, t.FileNum)
+		}
 	}
 	d.mu.Unlock()
 	if err != nil {
+		if base.IsNoSpace(err) {
+			// Not a reason to stop writing: the caller pauses compactions
+			// (or, for a manual one, returns the error).
+			return errors.Wrap(err, "lsm: compaction")
+		}
 		// The edit may or may not be durable: leave its tables alone (the
 		// next open deletes them if they are not live).
 		d.fail(err)
@@ -383,6 +408,9 @@ func (d *DB) runManualCompaction(ctx context.Context, c *compaction) error {
 	d.mu.compactions--
 	d.mu.cond.Broadcast()
 	d.mu.Unlock()
+	if base.IsNoSpace(err) && !errors.Is(err, ErrNoSpace) {
+		err = base.NoSpaceError("lsm: out of space: the compaction failed; what it wrote is removed", err)
+	}
 	return d.markIfClosed(err)
 }
 
@@ -464,8 +492,8 @@ func (d *DB) WaitForCompactions(ctx context.Context) error {
 		if err := d.checkOpenLocked("WaitForCompactions"); err != nil {
 			return err
 		}
-		if d.mu.bgErr != nil {
-			return d.mu.bgErr
+		if err := d.writeErrLocked(); err != nil {
+			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -473,6 +501,10 @@ func (d *DB) WaitForCompactions(ctx context.Context) error {
 		d.maybeScheduleFlushLocked()
 		d.maybeScheduleCompactionLocked()
 		if !d.mu.flushing && len(d.mu.imm) == 0 && d.mu.compactions == 0 && !d.mu.coverage.scanning {
+			if err := d.mu.space.compactionErr; err != nil && d.compactionsPausedLocked() {
+				// Settled only because compactions wait for space.
+				return base.NoSpaceError("lsm: out of space: compactions wait for space and retry", err)
+			}
 			return nil
 		}
 		d.mu.cond.Wait()

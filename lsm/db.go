@@ -23,6 +23,13 @@ var ErrClosed = base.ErrClosed
 // ErrReadOnly is returned by writes to a DB opened with ReadOnly.
 var ErrReadOnly = errors.New("lsm: read-only")
 
+// ErrNoSpace matches the errors of writes refused because a flush, a WAL
+// or manifest write, or (at the L0 stop trigger) a compaction failed for
+// lack of space (ENOSPC, EDQUOT). The DB retries in the background and
+// takes writes again once a retry succeeds; see DB.BackgroundError. Both
+// the standard library's and cockroachdb's errors.Is recognise it.
+var ErrNoSpace = base.ErrNoSpace
+
 // DB is an open database. All methods are safe for concurrent use.
 //
 // Writes go to the WAL and the mutable memtable; a full memtable becomes
@@ -87,7 +94,10 @@ type DB struct {
 		openFlush bool
 		// bgErr is a sticky failure of a WAL, flush or manifest write:
 		// writes fail with it; reads go on.
-		bgErr  error
+		bgErr error
+		// space is the state of recovery from out-of-space failures,
+		// which, unlike bgErr, go away (see background_error.go).
+		space  spaceState
 		closed bool
 	}
 

@@ -48,7 +48,7 @@ func (d *DB) writeL0Table(m *memTable) (*manifest.TableMeta, error) {
 // maybeScheduleFlushLocked starts the flush job if there are immutable
 // memtables and none is running. d.mu must be held.
 func (d *DB) maybeScheduleFlushLocked() {
-	if d.mu.flushing || len(d.mu.imm) == 0 || d.mu.closed || d.mu.bgErr != nil || d.opts.ReadOnly {
+	if d.mu.flushing || len(d.mu.imm) == 0 || d.mu.closed || d.writeErrLocked() != nil || d.opts.ReadOnly {
 		return
 	}
 	d.mu.flushing = true
@@ -65,7 +65,8 @@ func (d *DB) flushLoop() {
 		d.mu.flushing = false
 		d.mu.cond.Broadcast()
 	}()
-	for len(d.mu.imm) > 0 && !d.mu.closed && d.mu.bgErr == nil {
+	// An out-of-space failure stops it too: the recovery loop flushes then.
+	for len(d.mu.imm) > 0 && !d.mu.closed && d.writeErrLocked() == nil {
 		m := d.mu.imm[0]
 		d.mu.Unlock()
 		err := d.flushMemTable(m)
@@ -90,13 +91,18 @@ func (d *DB) flushMemTable(m *memTable) error {
 	if err := d.waitPublished(base.SeqNum(m.maxSeq.Load())); err != nil {
 		return err
 	}
-	meta, err := d.writeL0Table(m)
-	if err != nil {
-		return errors.Wrap(err, "lsm: flush")
-	}
-	if meta != nil {
-		if err := d.syncDir(); err != nil {
-			return err
+	meta := m.flushed
+	if meta == nil {
+		var err error
+		if meta, err = d.writeL0Table(m); err != nil {
+			return errors.Wrap(err, "lsm: flush")
+		}
+		if meta != nil {
+			if err := d.syncDir(); err != nil {
+				// The name may not be durable: write the table again.
+				d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, meta.FileNum))
+				return err
+			}
 		}
 	}
 	d.mu.Lock()
@@ -113,8 +119,13 @@ func (d *DB) flushMemTable(m *memTable) error {
 	}
 	edit.LastSeqNum = max(base.SeqNum(d.visibleSeq.Load()), base.SeqNum(m.maxSeq.Load()))
 	if err := d.mu.versions.LogAndApply(edit); err != nil {
-		return err
+		if meta != nil && base.IsNoSpace(err) {
+			// The table is durable; the retry writes only the edit.
+			m.flushed = meta
+		}
+		return errors.Wrap(err, "lsm: flush")
 	}
+	d.removeOrphansLocked()
 	d.mu.imm = d.mu.imm[1:]
 	d.updateReadStateLocked()
 	d.metrics.flushes.Add(1)
@@ -149,8 +160,7 @@ func (d *DB) Flush() error {
 	}
 	d.commitMu.Unlock()
 	for err == nil && len(d.mu.imm) > 0 {
-		if d.mu.bgErr != nil {
-			err = d.mu.bgErr
+		if err = d.writeErrLocked(); err != nil {
 			break
 		}
 		if d.mu.closed {
@@ -180,14 +190,21 @@ func (d *DB) waitForL0RoomLocked() error {
 		if err := d.checkOpenLocked("Flush"); err != nil {
 			return err
 		}
-		if d.mu.bgErr != nil {
-			return d.mu.bgErr
+		// After a failure, no switch either: a failed WAL must stay the
+		// newest until its memtable is flushed (see background_error.go).
+		if err := d.writeErrLocked(); err != nil {
+			return err
 		}
 		v := d.mu.versions.Current()
 		n := v.NumTables(0)
 		v.Unref()
 		if n < d.opts.Level0StopWritesTrigger {
 			return nil
+		}
+		if err := d.mu.space.compactionErr; err != nil {
+			// The compactions that would make room fail for lack of
+			// space: refuse rather than wait for them.
+			return base.NoSpaceError("lsm: out of space: L0 is at the stop trigger and compactions wait for space", err)
 		}
 		d.maybeScheduleCompactionLocked()
 		if d.mu.compactions == 0 && !d.mu.coverage.scanning {

@@ -236,8 +236,7 @@ func (d *DB) flushLocked() error {
 		err = d.switchMemTableLocked(0)
 	}
 	for err == nil && len(d.mu.imm) > 0 {
-		if d.mu.bgErr != nil {
-			err = d.mu.bgErr
+		if err = d.writeErrLocked(); err != nil {
 			break
 		}
 		if d.mu.closed {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
 )
@@ -29,6 +30,11 @@ type memTable struct {
 	drained   *sync.Cond
 
 	maxSeq atomic.Uint64 // largest sequence number applied
+
+	// flushed is the table a flush wrote whose manifest edit failed for
+	// lack of space: the retry installs it instead of writing another.
+	// Only the flush job touches it.
+	flushed *manifest.TableMeta
 
 	// Range tombstones: the skiplist holds them as entries; readers need
 	// them fragmented. tombstones caches the fragmented set for the count

@@ -19,6 +19,8 @@ type dbMetrics struct {
 	compactions, compactionBytesIn      atomic.Int64
 	compactionBytesOut, trivialMoves    atomic.Int64
 	filesDeleted                        atomic.Int64
+	// Out-of-space failures (see background_error.go).
+	noSpaceErrors, noSpaceRetries, noSpaceRecoveries atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
 }
@@ -88,6 +90,15 @@ type Metrics struct {
 	// range tombstone (instead of stepping through them).
 	RangeDeletionSkips int64
 
+	// OutOfSpace: writes fail with ErrNoSpace while the engine retries a
+	// flush, WAL or manifest write that failed for lack of space.
+	// CompactionsOutOfSpace: a compaction failed for lack of space and none
+	// has succeeded since. NoSpaceErrors counts out-of-space failures,
+	// NoSpaceRetries the recovery attempts that failed again, and
+	// NoSpaceRecoveries the times writes were taken again.
+	OutOfSpace, CompactionsOutOfSpace                bool
+	NoSpaceErrors, NoSpaceRetries, NoSpaceRecoveries int64
+
 	Snapshots         int
 	LastSeqNum        uint64
 	ObsoleteFilesGone int64
@@ -134,6 +145,9 @@ func (d *DB) Metrics() Metrics {
 	d.mu.Lock()
 	m.Snapshots = len(d.mu.snapshots)
 	m.CompactionsRunning = d.mu.compactions
+	m.OutOfSpace = d.mu.space.err != nil
+	m.CompactionsOutOfSpace = d.mu.space.compactionErr != nil
+	m.NoSpaceErrors, m.NoSpaceRetries, m.NoSpaceRecoveries = c.noSpaceErrors.Load(), c.noSpaceRetries.Load(), c.noSpaceRecoveries.Load()
 	m.WALBytes, m.WALSyncs = c.walBytes.Load(), c.walSyncs.Load()
 	if d.mu.wal != nil {
 		wm := d.mu.wal.Metrics()

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
@@ -153,6 +154,16 @@ type Options struct {
 	// 0.5; negative: none.
 	BlockCacheHighPriorityRatio float64
 
+	// NoSpaceRetryInterval is the first wait before the engine retries
+	// work that failed for lack of space (a flush, a WAL or manifest
+	// write, a compaction); each failed retry doubles it, up to
+	// NoSpaceRetryMaxInterval. Like RocksDB's
+	// bgerror_resume_retry_interval. Default 100 ms.
+	NoSpaceRetryInterval time.Duration
+	// NoSpaceRetryMaxInterval bounds the wait between retries. Retries go
+	// on until one succeeds or the DB closes. Default 5 s.
+	NoSpaceRetryMaxInterval time.Duration
+
 	// EnableStatistics turns on timing measurements (stall and sync
 	// durations). Counters are always kept; timers cost clock reads.
 	EnableStatistics bool
@@ -210,6 +221,9 @@ const (
 	DefaultIndexBlockRestartInterval = sstable.DefaultIndexRestartInterval
 	DefaultMetadataBlockSize         = sstable.DefaultMetadataBlockSize
 	DefaultBloomBitsPerKey           = sstable.DefaultBloomBitsPerKey
+
+	DefaultNoSpaceRetryInterval    = 100 * time.Millisecond
+	DefaultNoSpaceRetryMaxInterval = 5 * time.Second
 )
 
 // DefaultOptions returns the defaults.
@@ -262,6 +276,12 @@ func (o *Options) EnsureDefaults() *Options {
 	// BlockCacheNumShardBits stays 0: its default depends on the capacity,
 	// which the cache applies when it is made.
 	setFloat(&o.BlockCacheHighPriorityRatio, DefaultBlockCacheHighPriorityRatio)
+	if o.NoSpaceRetryInterval == 0 {
+		o.NoSpaceRetryInterval = DefaultNoSpaceRetryInterval
+	}
+	if o.NoSpaceRetryMaxInterval == 0 {
+		o.NoSpaceRetryMaxInterval = max(DefaultNoSpaceRetryMaxInterval, o.NoSpaceRetryInterval)
+	}
 	if o.Compression == DefaultCompression {
 		o.Compression = LZ4Compression
 	}
@@ -295,6 +315,8 @@ func (o *Options) Validate() error {
 		{o.BlockCacheSize < 0, "BlockCacheSize %v must not be negative", o.BlockCacheSize},
 		{o.BlockCacheNumShardBits > cache.MaxNumShardBits, "BlockCacheNumShardBits %v is above " + strconv.Itoa(cache.MaxNumShardBits) + " (negative: one shard)", o.BlockCacheNumShardBits},
 		{math.IsNaN(o.BlockCacheHighPriorityRatio) || o.BlockCacheHighPriorityRatio > 1, "BlockCacheHighPriorityRatio %v is above 1 (negative: none)", o.BlockCacheHighPriorityRatio},
+		{o.NoSpaceRetryInterval < 0, "NoSpaceRetryInterval %v must not be negative", o.NoSpaceRetryInterval},
+		{o.NoSpaceRetryMaxInterval < o.NoSpaceRetryInterval, "NoSpaceRetryMaxInterval %v must be at least NoSpaceRetryInterval", o.NoSpaceRetryMaxInterval},
 	} {
 		if c.bad {
 			return errors.Newf("lsm: "+c.msg, c.val)
