@@ -62,11 +62,17 @@ func (f *diskFull) free() {
 	f.full.Store(false)
 }
 
-// noSpaceModel is the acknowledged state of a sweep's DB.
+// noSpaceModel is the acknowledged state of a sweep's DB, and the values
+// of failed writes (which a crash may or may not keep).
 type noSpaceModel struct {
-	rng   *rand.Rand
-	acked map[string]string
-	next  int
+	rng    *rand.Rand
+	acked  map[string]string
+	failed map[string][]string
+	next   int
+}
+
+func newNoSpaceModel(seed int64) *noSpaceModel {
+	return &noSpaceModel{rng: rand.New(rand.NewSource(seed)), acked: map[string]string{}, failed: map[string][]string{}}
 }
 
 // apply writes a synced batch of n keys and records it if acknowledged.
@@ -87,6 +93,9 @@ func (m *noSpaceModel) apply(d *DB, n int) error {
 		kv[k] = v
 	}
 	if err := d.Apply(&b, Sync); err != nil {
+		for k, v := range kv {
+			m.failed[k] = append(m.failed[k], v)
+		}
 		return err
 	}
 	for k, v := range kv {
@@ -113,6 +122,20 @@ func (m *noSpaceModel) check(t *testing.T, d *DB, what string) {
 	}
 	require.NoError(t, it.Close())
 	require.Equal(t, len(m.acked), n, what)
+}
+
+// checkAfterCrash reads back every acknowledged key after a crash: its
+// value is the acknowledged one or that of a later write that failed (a
+// failed write may survive a crash, all or nothing).
+func (m *noSpaceModel) checkAfterCrash(t *testing.T, d *DB, what string) {
+	t.Helper()
+	for k, v := range m.acked {
+		got, err := d.Get([]byte(k))
+		require.NoError(t, err, "%s: key %s", what, k)
+		if string(got) != v {
+			require.Contains(t, m.failed[k], string(got), "%s: key %s", what, k)
+		}
+	}
 }
 
 // noSpaceOptions retry quickly, so that a sweep of hundreds of failures
@@ -149,7 +172,8 @@ func requireNoStrayTables(t *testing.T, d *DB, fs FS, what string) {
 // returns: the DB must take writes again without a restart, hold every
 // acknowledged write and nothing else, leave no stray table, close
 // cleanly, and reopen (after a crash of everything unsynced) with the same
-// contents.
+// contents. A crash while still out of space must lose nothing
+// acknowledged either.
 func noSpaceSweep(t *testing.T, pathContains string, setup func(d *DB, m *noSpaceModel), phase func(d *DB, m *noSpaceModel) error) {
 	// Every operation in turn; a sample under -short or the race
 	// detector, which keeps CI fast.
@@ -167,7 +191,7 @@ func noSpaceSweep(t *testing.T, pathContains string, setup func(d *DB, m *noSpac
 		inj := &diskFull{pathContains: pathContains, failAt: failAt}
 		d, err := Open("db", noSpaceOptions(vfs.NewErrorFS(mem, inj)))
 		require.NoError(t, err)
-		m := &noSpaceModel{rng: rand.New(rand.NewSource(failAt)), acked: map[string]string{}}
+		m := newNoSpaceModel(failAt)
 		setup(d, m)
 
 		inj.armed.Store(true)
@@ -192,6 +216,14 @@ func noSpaceSweep(t *testing.T, pathContains string, setup func(d *DB, m *noSpac
 			before := inj.failed.Load()
 			waitUntil(t, "a retry", func() bool { return inj.failed.Load() > before })
 		}
+		// A crash now, torn unsynced tails and all, loses nothing
+		// acknowledged.
+		crashed := mem.CrashClone(vfs.CrashOptions{Rand: rand.New(rand.NewSource(failAt)), KeepUnsyncedTail: true})
+		cd, err := Open("db", noSpaceOptions(crashed))
+		require.NoError(t, err, "%s: open after a crash while out of space", what)
+		m.checkAfterCrash(t, cd, what+": crash while out of space")
+		require.NoError(t, cd.Close())
+
 		inj.free()
 		waitUntil(t, "recovery", func() bool { return d.BackgroundError() == nil })
 		require.False(t, d.Metrics().OutOfSpace)
@@ -287,7 +319,7 @@ func TestNoSpaceBackgroundCompaction(t *testing.T) {
 	o.NoSpaceRetryMaxInterval = 80 * time.Millisecond
 	d, err := Open("db", o)
 	require.NoError(t, err)
-	m := &noSpaceModel{rng: rand.New(rand.NewSource(1)), acked: map[string]string{}}
+	m := newNoSpaceModel(1)
 	full.Store(true)
 	for range 3 {
 		require.NoError(t, m.apply(d, 200))
@@ -330,7 +362,7 @@ func TestNoSpaceCloseWhileFull(t *testing.T) {
 	o := noSpaceOptions(vfs.NewErrorFS(mem, inj))
 	d, err := Open("db", o)
 	require.NoError(t, err)
-	m := &noSpaceModel{rng: rand.New(rand.NewSource(2)), acked: map[string]string{}}
+	m := newNoSpaceModel(2)
 	inj.armed.Store(true)
 	for range 10 {
 		_ = m.apply(d, 5)
