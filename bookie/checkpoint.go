@@ -1,9 +1,11 @@
 package bookie
 
 import (
+	"syscall"
 	"time"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
 
@@ -22,10 +24,15 @@ import (
 //     never names entry-log bytes a crash could lose.
 //  6. Empty the flushed cache.
 //
-// A checkpoint that fails keeps its cache: the next one writes it again
-// before swapping (entries written twice are harmless: the index names
-// the later copy). Whether or not there was anything to write, a purge of
-// the deleted ledgers is queued after it, on a background worker.
+// A checkpoint that fails keeps its cache and what it did: the next one
+// resumes it before swapping, writing again only the entries no
+// successful entry-log Flush covered (entries written twice are harmless:
+// the index names the later copy), then the index steps. So retries on a
+// full disk do not append the cache to the entry logs again and again.
+// The background worker retries failed checkpoints with backoff
+// (CheckpointRetryInterval doubling up to CheckpointRetryMaxInterval),
+// not at every request. Whether or not there was anything to write, a
+// purge of the deleted ledgers is queued after it, on a background worker.
 func (d *DirStorage) Checkpoint() error {
 	if err := d.enter("Checkpoint"); err != nil {
 		return err
@@ -38,13 +45,21 @@ func (d *DirStorage) checkpoint() error {
 	d.flushMu.Lock()
 	defer d.flushMu.Unlock()
 	defer d.requestPurge()
+	err := d.checkpointLocked()
+	d.noteCheckpointLocked(err)
+	return err
+}
 
+// checkpointLocked is checkpoint with d.flushMu held.
+func (d *DirStorage) checkpointLocked() error {
 	// A failed checkpoint left its cache: finish it first.
 	if !d.flushCache.isEmpty() {
 		if err := d.flushCacheLocked(); err != nil {
 			return err
 		}
 	}
+	// (Its ledgers may all have been deleted since: nothing to resume.)
+	d.pending = nil
 	d.cacheMu.Lock()
 	swap := !d.writeCache.isEmpty()
 	if swap {
@@ -66,67 +81,128 @@ func (d *DirStorage) checkpoint() error {
 	return d.flushCacheLocked()
 }
 
+// pendingCheckpoint is what a checkpoint of d.flushCache has done so
+// far. A checkpoint that fails keeps it, so that the next one retries only
+// what failed: entries whose records a successful entry-log Flush covered
+// are not written again (on a full disk, rewriting the whole cache on each
+// retry would fill the disk again), and only the index steps run.
+type pendingCheckpoint struct {
+	// entries are the cache's entries in (ledger, entry) order; locs[i]
+	// is entries[i]'s location, for i < written.
+	entries []cachedEntry
+	locs    []entrylocation.EntryLocation
+	written int
+	// durable entries (a prefix of the written ones) are covered by a
+	// successful entry-log Flush. Records written after it are written
+	// again after a failure: the log that failed is abandoned, and what it
+	// held past its last successful sync may be lost.
+	durable int
+	bytes   int64 // payload bytes of the entries
+}
+
 // flushCacheLocked writes d.flushCache out and empties it (steps 1 to 6
-// of Checkpoint). d.flushMu is held.
+// of Checkpoint), resuming the failed checkpoint of the same cache if
+// there is one. d.flushMu is held.
 func (d *DirStorage) flushCacheLocked() (err error) {
 	start := time.Now()
 	defer func() {
 		d.stats.flush.Done(err == nil, start)
 		if err != nil {
-			d.log.Warn("checkpoint failed; its entries stay cached and the next checkpoint writes them again", "err", err)
+			d.log.Warn("checkpoint failed; its entries stay cached and the next checkpoint retries what failed", "err", err)
 		}
 	}()
 	c := d.flushCache
-	entries := c.sortedEntries()
 	if d.ledgers.anyPurgePending(c.ledgerIDs()) {
 		if err := d.purgeLocked(); err != nil {
 			return errors.Wrap(err, "bookie: checkpoint: purging deleted ledgers written again")
 		}
 	}
-	// A ledger deleted since the snapshot has left the cache: drop its
-	// entries (a deletion from here on is purged after this checkpoint).
-	entries = keepLedgers(entries, c.ledgerIDs())
+	p := d.pending
+	if p == nil {
+		entries := c.sortedEntries()
+		p = &pendingCheckpoint{entries: entries, locs: make([]entrylocation.EntryLocation, len(entries))}
+		for _, e := range entries {
+			p.bytes += int64(len(e.payload))
+		}
+		d.pending = p
+	}
+	// A ledger deleted since the snapshot (or since the failed attempt)
+	// has left the cache: drop its entries (a deletion from here on is
+	// purged after this checkpoint).
+	p.keepLedgers(c.ledgerIDs())
 
-	locs := make([]entrylocation.EntryLocation, len(entries))
-	var size int64
-	for i, e := range entries {
+	for ; p.written < len(p.entries); p.written++ {
+		e := p.entries[p.written]
 		loc, err := d.entryLog.AddEntry(e.ledgerID, e.entryID, e.payload)
 		if err != nil {
+			p.written = p.durable
 			return errors.Wrap(err, "bookie: checkpoint")
 		}
-		locs[i] = entrylocation.EntryLocation{LedgerID: e.ledgerID, EntryID: e.entryID, Location: loc}
-		size += int64(len(e.payload))
+		p.locs[p.written] = entrylocation.EntryLocation{LedgerID: e.ledgerID, EntryID: e.entryID, Location: loc}
 	}
-	step := time.Now()
-	err = d.entryLog.Flush()
-	d.stats.flushEntryLog.Done(err == nil, step)
-	if err != nil {
-		return errors.Wrap(err, "bookie: checkpoint")
+	if p.durable < p.written {
+		step := time.Now()
+		err = d.entryLog.Flush()
+		d.stats.flushEntryLog.Done(err == nil, step)
+		if err != nil {
+			p.written = p.durable
+			return errors.Wrap(err, "bookie: checkpoint")
+		}
+		p.durable = p.written
 	}
 	if h := d.hooks.Load(); h != nil && h.afterEntryLogFlush != nil {
 		if err := h.afterEntryLogFlush(); err != nil {
 			return err
 		}
 	}
-	step = time.Now()
+	step := time.Now()
 	err = d.ledgers.flush()
 	d.stats.flushLedgerIdx.Done(err == nil, step)
 	if err != nil {
 		return errors.Wrap(err, "bookie: checkpoint")
 	}
 	step = time.Now()
-	err = d.locations.UpdateLocations(locs)
+	err = d.locations.UpdateLocations(p.locs[:p.written])
 	d.stats.flushLocationsIndex.Done(err == nil, step)
 	if err != nil {
 		return errors.Wrap(err, "bookie: checkpoint")
 	}
 	// Copies of rewritten entries in the read cache are stale now.
-	d.readCache.invalidate(entries)
+	d.readCache.invalidate(p.entries)
 	c.clear()
-	d.stats.flushBytes.Add(size)
-	d.stats.flushEntries.Add(int64(len(entries)))
+	d.pending = nil
+	d.stats.flushBytes.Add(p.bytes)
+	d.stats.flushEntries.Add(int64(len(p.entries)))
 	d.stats.lastCheckpointNanos.Store(time.Now().UnixNano())
 	return nil
+}
+
+// keepLedgers drops the entries (and their locations) of ledgers not in
+// ledgerIDs, keeping the order and the written and durable counts
+// consistent.
+func (p *pendingCheckpoint) keepLedgers(ledgerIDs []int64) {
+	keep := make(map[int64]struct{}, len(ledgerIDs))
+	for _, id := range ledgerIDs {
+		keep[id] = struct{}{}
+	}
+	n, written, durable := 0, 0, 0
+	for i, e := range p.entries {
+		if _, ok := keep[e.ledgerID]; !ok {
+			p.bytes -= int64(len(e.payload))
+			continue
+		}
+		p.entries[n], p.locs[n] = e, p.locs[i]
+		if i < p.written {
+			written++
+		}
+		if i < p.durable {
+			durable++
+		}
+		n++
+	}
+	clear(p.entries[n:])
+	p.entries, p.locs = p.entries[:n], p.locs[:n]
+	p.written, p.durable = written, durable
 }
 
 // purgeLocked removes the locations of the ledgers deleted so far from the
@@ -180,11 +256,61 @@ func (d *DirStorage) requestPurge() {
 }
 
 // flushLoop checkpoints every FlushInterval and when the write cache is
-// full, until stop.
+// full, until stop. After a failed checkpoint it waits for the retry time
+// first: requests meanwhile (every writer waiting for room sends one)
+// coalesce into one retry.
 func (d *DirStorage) flushLoop() {
 	d.runEvery(d.opts.FlushInterval, d.flushReq, func() {
+		if wait := time.Until(time.Unix(0, d.retryAt.Load())); wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-d.stop:
+				return
+			case <-t.C:
+			}
+		}
 		_ = d.checkpoint() // logged; the next one retries
 	})
+}
+
+// noteCheckpointLocked records a checkpoint's outcome: after a failure
+// the worker's next retry waits CheckpointRetryInterval, doubled for each
+// failure in a row up to CheckpointRetryMaxInterval. d.flushMu is held.
+func (d *DirStorage) noteCheckpointLocked(err error) {
+	if err == nil {
+		if d.failures > 0 {
+			d.log.Info("checkpoint succeeded after failing", "failures", d.failures)
+		}
+		d.failures, d.lastErr = 0, nil
+		d.retryAt.Store(0)
+		d.stats.checkpointFailures.Store(0)
+		return
+	}
+	d.failures++
+	d.lastErr = err
+	d.stats.checkpointFailures.Store(int64(d.failures))
+	delay := d.opts.CheckpointRetryInterval
+	for i := 1; i < d.failures && delay < d.opts.CheckpointRetryMaxInterval; i++ {
+		delay *= 2
+	}
+	delay = min(delay, d.opts.CheckpointRetryMaxInterval)
+	d.retryAt.Store(time.Now().Add(delay).UnixNano())
+}
+
+// CheckpointError returns the error of the last checkpoint if it failed,
+// nil if it succeeded (or none ran). Errors.Is(err, lsm.ErrNoSpace) or
+// syscall.ENOSPC tells a full disk, which retries fix once space returns.
+func (d *DirStorage) CheckpointError() error {
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	return d.lastErr
+}
+
+// isNoSpace reports whether err comes from a full file system: the index
+// engine's ErrNoSpace or an entry log's ENOSPC or EDQUOT.
+func isNoSpace(err error) bool {
+	return errors.Is(err, lsm.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // purgeLoop purges after each checkpoint, and every GCWaitTime (the
@@ -219,19 +345,4 @@ func (d *DirStorage) runEvery(interval time.Duration, requests <-chan struct{}, 
 		}
 		work()
 	}
-}
-
-// keepLedgers returns the entries of the given ledgers, in place.
-func keepLedgers(entries []cachedEntry, ledgerIDs []int64) []cachedEntry {
-	keep := make(map[int64]struct{}, len(ledgerIDs))
-	for _, id := range ledgerIDs {
-		keep[id] = struct{}{}
-	}
-	out := entries[:0]
-	for _, e := range entries {
-		if _, ok := keep[e.ledgerID]; ok {
-			out = append(out, e)
-		}
-	}
-	return out
 }

@@ -42,6 +42,15 @@ type DirStorage struct {
 	// a checkpoint writes locations, so none of a deleted ledger's
 	// locations lands after its purge.
 	flushMu sync.Mutex
+	// pending is the failed checkpoint of flushCache, resumed by the
+	// next one; failures counts the checkpoints that failed in a row and
+	// lastErr is the last one's error. Guarded by flushMu.
+	pending  *pendingCheckpoint
+	failures int
+	lastErr  error
+	// retryAt is when the worker may retry a failed checkpoint (Unix
+	// nanoseconds; 0: at once).
+	retryAt atomic.Int64
 
 	// flushReq and purgeReq wake the background workers; stop stops them.
 	flushReq chan struct{}
@@ -358,13 +367,28 @@ func (d *DirStorage) Close() error {
 	}
 
 	err := d.checkpoint()
+	// A full disk may be recovering (the index engine retries with
+	// backoff): give it up to CheckpointRetryMaxInterval.
+	deadline := time.Now().Add(d.opts.CheckpointRetryMaxInterval)
+	for err != nil && isNoSpace(err) && time.Now().Before(deadline) {
+		time.Sleep(max(min(time.Until(time.Unix(0, d.retryAt.Load())), time.Until(deadline)), time.Millisecond))
+		err = d.checkpoint()
+	}
 	if err == nil {
 		d.flushMu.Lock()
 		err = d.purgeLocked()
 		d.flushMu.Unlock()
 	}
 	if err != nil {
-		d.log.Error("final checkpoint failed; what it did not write is lost", "err", err)
+		_, inWrite := d.writeCache.sizeAndCount()
+		_, inFlush := d.flushCache.sizeAndCount()
+		cached := inWrite + inFlush
+		msg := "final checkpoint failed; the entries no checkpoint completed are lost (what earlier checkpoints wrote is safe)"
+		if isNoSpace(err) {
+			msg = "final checkpoint failed: out of space; the entries no checkpoint completed are lost (what earlier checkpoints wrote is safe)"
+		}
+		d.log.Error(msg, "uncheckpointedEntries", cached, "err", err)
+		err = errors.Wrapf(err, "bookie: %s: closing with %d entries no checkpoint completed", d.ledgerDir, cached)
 	}
 	err = errors.CombineErrors(err, d.locations.Close())
 	err = errors.CombineErrors(err, d.ledgers.close())

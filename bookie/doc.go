@@ -40,10 +40,18 @@
 // journal: callers that need durability wait for a checkpoint
 // (Checkpoint, or the last-checkpoint metric).
 //
-// A checkpoint that fails keeps its half: the next checkpoint writes it
-// again before swapping (an entry written twice is harmless, the index
-// names the later copy), and writers wait meanwhile. An entry log that
-// fails a write or a sync is abandoned for a new one.
+// A checkpoint that fails keeps its half and the locations it wrote: the
+// next checkpoint resumes it before swapping, writing again only the
+// entries no successful entry-log sync covered (an entry written twice is
+// harmless, the index names the later copy) and then the index steps, so
+// retries on a full disk do not append the cache to the entry logs again
+// and again. Writers wait meanwhile. The background worker retries a
+// failed checkpoint with backoff (Options.CheckpointRetryInterval, doubling
+// up to CheckpointRetryMaxInterval); DirStorage.CheckpointError and the
+// CheckpointFailures metric say why and for how long. The index engine
+// recovers from a full disk by itself (lsm.DB.BackgroundError), so
+// checkpoints succeed again once space returns, without a restart. An
+// entry log that fails a write or a sync is abandoned for a new one.
 //
 // # Read path
 //
@@ -130,5 +138,9 @@
 // A Storage is safe for concurrent use. Close stops the background
 // workers, waits for the calls in progress (writers waiting for room give
 // up with ErrClosed), checkpoints, purges and closes the files; later
-// calls fail with ErrClosed.
+// calls fail with ErrClosed. A final checkpoint that fails for lack of
+// space is retried for up to CheckpointRetryMaxInterval (the index engine
+// may be recovering); if it still fails, Close returns the error, naming
+// how many entries no checkpoint completed; what earlier checkpoints
+// wrote is safe.
 package bookie

@@ -81,6 +81,10 @@ type DirMetrics struct {
 	// LastCheckpoint is when the last checkpoint completed; zero if none.
 	LastCheckpoint time.Time
 
+	// CheckpointFailures counts the checkpoints that failed in a row
+	// (0 once one succeeds); see DirStorage.CheckpointError.
+	CheckpointFailures int64
+
 	// EntryLog is the entry logs' counters.
 	EntryLog entrylog.Metrics
 	// Index is the entry location index's.
@@ -116,6 +120,7 @@ func (d *DirStorage) Metrics() DirMetrics {
 		Purges:                 s.purges.Load(),
 		PurgedLedgers:          s.purgedLedgers.Load(),
 		PurgeFailures:          s.purgeFailures.Load(),
+		CheckpointFailures:     s.checkpointFailures.Load(),
 		EntryLog:               d.entryLog.Metrics(),
 		Index:                  d.locations.Metrics(),
 	}

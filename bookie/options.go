@@ -28,6 +28,10 @@ const (
 	// DefaultReadAheadBatchSize is upstream's
 	// dbStorage_readAheadCacheBatchSize.
 	DefaultReadAheadBatchSize = 100
+	// DefaultCheckpointRetryInterval and DefaultCheckpointRetryMaxInterval
+	// are the checkpoint worker's backoff after failed checkpoints.
+	DefaultCheckpointRetryInterval    = 100 * time.Millisecond
+	DefaultCheckpointRetryMaxInterval = 5 * time.Second
 )
 
 // Options configure a Storage. Zero fields mean their defaults; a negative
@@ -75,6 +79,14 @@ type Options struct {
 	// LogSizeLimit is the size at which entry logs rotate (logSizeLimit).
 	// Default entrylog.MaxLogSizeLimit (1 GiB).
 	LogSizeLimit int64
+	// CheckpointRetryInterval is how long the checkpoint worker waits
+	// before it retries a failed checkpoint, doubled for each failure in
+	// a row up to CheckpointRetryMaxInterval (a full disk must not turn
+	// into a tight loop). Close also retries a final checkpoint that
+	// failed for lack of space for up to CheckpointRetryMaxInterval.
+	// Defaults DefaultCheckpointRetryInterval and
+	// DefaultCheckpointRetryMaxInterval.
+	CheckpointRetryInterval, CheckpointRetryMaxInterval time.Duration
 
 	// FS holds every file of the storage: the entry logs and both indexes
 	// of every directory, so that a crash or a failing disk hits them
@@ -137,6 +149,12 @@ func (o *Options) resolve() (*resolved, error) {
 	defDur(&r.FlushInterval, DefaultFlushInterval)
 	defDur(&r.GCWaitTime, DefaultGCWaitTime)
 	defDur(&r.MaxThrottleTime, DefaultMaxThrottleTime)
+	defDur(&r.CheckpointRetryInterval, DefaultCheckpointRetryInterval)
+	defDur(&r.CheckpointRetryMaxInterval, max(DefaultCheckpointRetryMaxInterval, r.CheckpointRetryInterval))
+	if r.CheckpointRetryInterval < 0 || r.CheckpointRetryMaxInterval < r.CheckpointRetryInterval {
+		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: CheckpointRetryInterval %s must be positive and at most CheckpointRetryMaxInterval %s",
+			r.CheckpointRetryInterval, r.CheckpointRetryMaxInterval)
+	}
 	if r.WriteCacheSize == 0 {
 		r.WriteCacheSize = DefaultWriteCacheSize
 	}

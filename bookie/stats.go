@@ -27,6 +27,7 @@ type dirStats struct {
 	purges, purgeFailures               atomic.Int64
 	purgedLedgers                       atomic.Int64
 	lastCheckpointNanos                 atomic.Int64 // Unix nanos of the last completed checkpoint
+	checkpointFailures                  atomic.Int64 // checkpoints failed in a row
 }
 
 func newDirStats(timed bool) *dirStats {
