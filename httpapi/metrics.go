@@ -95,6 +95,14 @@ func newCollector(s *Service) *collector {
 	gauge("block_cache_pinned_bytes", "Bytes of index and filter blocks pinned by open tables, taken from the cache's capacity.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.PinnedUsage) })
 	gauge("block_cache_entries", "Blocks in the cache.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.Entries) })
 	gauge("snapshots", "Open snapshots.", func(m *lsm.Metrics) float64 { return float64(m.Snapshots) })
+	gauge("out_of_space", "1 while writes are refused because a flush, WAL or manifest write failed for lack of space; retried in the background.",
+		func(m *lsm.Metrics) float64 { return bool01(m.OutOfSpace) })
+	gauge("compactions_out_of_space", "1 while compactions pause because one failed for lack of space.",
+		func(m *lsm.Metrics) float64 { return bool01(m.CompactionsOutOfSpace) })
+	counter("no_space_errors_total", "Flushes, WAL and manifest writes and compactions that failed for lack of space.",
+		func(m *lsm.Metrics) float64 { return float64(m.NoSpaceErrors) })
+	counter("no_space_recoveries_total", "Times writes were taken again after an out-of-space failure.",
+		func(m *lsm.Metrics) float64 { return float64(m.NoSpaceRecoveries) })
 	counter("block_cache_oversized_rejects_total", "Blocks not cached because they were larger than a cache shard.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.OversizedRejects) })
 	counter("flushes_total", "Memtable flushes.", func(m *lsm.Metrics) float64 { return float64(m.ImmutableFlushes) })
 	counter("flush_bytes_total", "Bytes written by memtable flushes.", func(m *lsm.Metrics) float64 { return float64(m.FlushBytes) })
@@ -235,3 +243,11 @@ func (c *collector) collectCompactions(ch chan<- prometheus.Metric) {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func seconds(nanos int64) float64 { return float64(nanos) / 1e9 }
+
+// bool01 is a boolean as a Prometheus value.
+func bool01(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -86,6 +86,8 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 			}
 			return float64(m.LastCheckpoint.UnixMilli()) / 1e3
 		})
+	gauge(storagePrefix+"checkpoint_failures", "Checkpoints that failed in a row (retried with backoff); 0 once one succeeds.",
+		func(m *bookie.DirMetrics) float64 { return float64(m.CheckpointFailures) })
 	counter(storagePrefix+"purges_total", "Purges of deleted ledgers' locations that completed.", func(m *bookie.DirMetrics) float64 { return float64(m.Purges) })
 	counter(storagePrefix+"purged_ledgers_total", "Deleted ledgers whose locations were purged.", func(m *bookie.DirMetrics) float64 { return float64(m.PurgedLedgers) })
 	counter(storagePrefix+"purge_failures_total", "Purges that failed (retried after the next checkpoint or garbage collection).",
