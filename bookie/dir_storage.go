@@ -154,6 +154,17 @@ func (d *DirStorage) IndexDir() string { return d.indexDir }
 // do not close it.
 func (d *DirStorage) LocationIndex() *entrylocation.Index { return d.locations }
 
+// IndexError returns why an index of the directory refuses writes, or
+// nil: the location index's engine error first, then the ledgers
+// index's (lsm.DB.BackgroundError). errors.Is(err, lsm.ErrNoSpace) is a
+// full disk the engine is retrying; anything else needs a restart.
+func (d *DirStorage) IndexError() error {
+	if err := d.locations.DB().BackgroundError(); err != nil {
+		return errors.Wrapf(err, "bookie: entry location index %s", d.locations.Path())
+	}
+	return errors.Wrapf(d.ledgers.db.BackgroundError(), "bookie: ledgers index of %s", d.indexDir)
+}
+
 // enter starts a call: it fails after Close, and otherwise holds Close off
 // until exit.
 func (d *DirStorage) enter(op string) error {

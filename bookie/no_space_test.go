@@ -151,6 +151,7 @@ func TestCheckpointNoSpaceInIndex(t *testing.T) {
 		}
 		failures++
 		written := entryLogBytes(s)
+		require.True(t, errors.Is(s.Dirs()[0].IndexError(), lsm.ErrNoSpace), "%s: IndexError", what)
 		if err != nil {
 			require.True(t, errors.Is(err, lsm.ErrNoSpace), "%s: %v", what, err)
 			require.True(t, isNoSpace(s.Dirs()[0].CheckpointError()), what)
@@ -167,6 +168,7 @@ func TestCheckpointNoSpaceInIndex(t *testing.T) {
 		require.Equal(t, written, entryLogBytes(s), "%s: the successful retry wrote the entry log again", what)
 		require.NoError(t, s.Dirs()[0].CheckpointError())
 		require.Zero(t, s.Metrics()[0].CheckpointFailures)
+		require.NoError(t, s.Dirs()[0].IndexError())
 		addEntries(t, s, 10, 2) // entries 0..9 rewritten
 		waitFor(t, "a checkpoint of new entries", func() bool { return s.Checkpoint() == nil })
 		s = env.crash(t, s, failAt+1)

@@ -25,6 +25,11 @@ func (d *DB) maybeScheduleCompactionLocked() {
 		c := d.pickCompactionLocked(v)
 		v.Unref()
 		if c == nil {
+			if d.mu.compactions == 0 {
+				// Nothing left to retry: a compaction that failed for lack
+				// of space is not wanted any more.
+				d.mu.space.compactionErr = nil
+			}
 			return
 		}
 		d.mu.compactions++
