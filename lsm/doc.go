@@ -34,4 +34,12 @@
 // folder lost/ inside the database directory, with a WARN naming each.
 // Check lists them, together with orphan tables, WALs that do not replay
 // to their end and a damaged manifest tail (see docs/operations.md).
+//
+// # Write failures
+//
+// A write failure stops writes (reads go on) until the DB is reopened,
+// except one for lack of space: the engine retries the failed flush, WAL,
+// manifest write or compaction with backoff and takes writes again once a
+// retry succeeds, without a restart (background_error.go; ErrNoSpace,
+// DB.BackgroundError).
 package lsm
