@@ -165,7 +165,11 @@ func (d *DB) recoveryLoop() {
 		}
 		delay = min(2*delay, d.opts.NoSpaceRetryMaxInterval)
 		d.metrics.noSpaceRetries.Add(1)
-		d.opts.Logger.Warn("lsm: still out of space; retrying", "attempt", attempt, "in", delay, "err", err)
+		if attempt&(attempt-1) == 0 || attempt%100 == 0 {
+			// Attempts 1, 2, 4, 8, ... and every 100th: a disk that stays
+			// full for hours does not flood the log.
+			d.opts.Logger.Warn("lsm: still out of space; retrying", "attempt", attempt, "in", delay, "err", err)
+		}
 		d.mu.Unlock()
 	}
 }
