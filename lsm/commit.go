@@ -33,6 +33,9 @@ func batchMemSize(b *batch.Batch) int64 {
 //
 // A WAL or memtable failure is sticky: this and every later write fails
 // with it, and the failed batch never becomes visible; reads keep working.
+// A WAL failure for lack of space is not: writes fail with an error
+// matching ErrNoSpace until the DB has switched to a new WAL (see
+// background_error.go).
 func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	if b == nil {
 		return errors.New("lsm: Apply of a nil batch")
@@ -149,7 +152,8 @@ func (d *DB) publish(first, last base.SeqNum) error {
 	return nil
 }
 
-// stickyErr returns the background error, if any.
+// stickyErr returns the sticky background error, if any (not an
+// out-of-space one, which goes away).
 func (d *DB) stickyErr() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
