@@ -18,11 +18,12 @@ import (
 
 // diskFull is an injector for out-of-space sweeps: while armed, it counts
 // the space-consuming operations (create, write, sync, rename, link) whose
-// path contains pathContains, and fails number failAt with ENOSPC; from
+// path contains one of pathContains (any path if it is empty), and fails
+// number failAt with ENOSPC; from
 // then on every space-consuming operation fails, whatever its path, until
 // free is called (space returned).
 type diskFull struct {
-	pathContains string
+	pathContains []string
 	failAt       int64
 	armed, full  atomic.Bool
 	ops          atomic.Int64
@@ -54,7 +55,7 @@ func (f *diskFull) MaybeError(op vfs.Op) error {
 		f.failed.Add(1)
 		return syscall.ENOSPC
 	}
-	if !f.armed.Load() || !strings.Contains(op.Path, f.pathContains) {
+	if !f.armed.Load() || !(f.counts(op.Path) || op.NewPath != "" && f.counts(op.NewPath)) {
 		return nil
 	}
 	if f.ops.Add(1)-1 == f.failAt {
@@ -67,6 +68,16 @@ func (f *diskFull) MaybeError(op vfs.Op) error {
 		return syscall.ENOSPC
 	}
 	return nil
+}
+
+// counts reports whether operations on path are counted.
+func (f *diskFull) counts(path string) bool {
+	for _, p := range f.pathContains {
+		if strings.Contains(path, p) {
+			return true
+		}
+	}
+	return len(f.pathContains) == 0
 }
 
 // free returns the space and stops counting.
@@ -180,14 +191,15 @@ func requireNoStrayTables(t *testing.T, d *DB, fs FS, what string) {
 }
 
 // noSpaceSweep runs phase with ENOSPC injected at each space-consuming
-// operation on a path containing pathContains in turn, the disk staying
+// operation on a path containing one of pathContains (any, if none) in
+// turn, the disk staying
 // full until the DB has failed and retried a few times. Then space
 // returns: the DB must take writes again without a restart, hold every
 // acknowledged write and nothing else, leave no stray table, close
 // cleanly, and reopen (after a crash of everything unsynced) with the same
 // contents. A crash while still out of space must lose nothing
 // acknowledged either.
-func noSpaceSweep(t *testing.T, pathContains string, setup func(d *DB, m *noSpaceModel), phase func(d *DB, m *noSpaceModel) error) {
+func noSpaceSweep(t *testing.T, pathContains []string, setup func(d *DB, m *noSpaceModel), phase func(d *DB, m *noSpaceModel) error) {
 	// Every operation in turn; a sample under -short or the race
 	// detector, which keeps CI fast.
 	stride := int64(1)
@@ -261,7 +273,7 @@ func noSpaceSweep(t *testing.T, pathContains string, setup func(d *DB, m *noSpac
 // TestNoSpaceFlush fails each operation of a flush (table, directory sync,
 // manifest) with ENOSPC.
 func TestNoSpaceFlush(t *testing.T) {
-	noSpaceSweep(t, "",
+	noSpaceSweep(t, nil,
 		func(d *DB, m *noSpaceModel) { require.NoError(t, m.apply(d, 200)) },
 		func(d *DB, m *noSpaceModel) error { return d.Flush() })
 }
@@ -269,7 +281,7 @@ func TestNoSpaceFlush(t *testing.T) {
 // TestNoSpaceCompaction fails each operation of a compaction (tables,
 // directory sync, manifest) with ENOSPC.
 func TestNoSpaceCompaction(t *testing.T) {
-	noSpaceSweep(t, "",
+	noSpaceSweep(t, nil,
 		func(d *DB, m *noSpaceModel) {
 			for range 3 {
 				require.NoError(t, m.apply(d, 60))
@@ -279,10 +291,11 @@ func TestNoSpaceCompaction(t *testing.T) {
 		func(d *DB, m *noSpaceModel) error { return d.Compact(context.Background(), nil, nil) })
 }
 
-// TestNoSpaceManifest fails each operation on the manifest and CURRENT
-// during flushes that also rotate the manifest.
+// TestNoSpaceManifest fails each operation on the manifest, CURRENT and
+// the synced-length files during flushes (after a failed edit, the next
+// one rotates to a new manifest).
 func TestNoSpaceManifest(t *testing.T) {
-	noSpaceSweep(t, "MANIFEST",
+	noSpaceSweep(t, []string{"MANIFEST", "CURRENT", ".synced"},
 		func(d *DB, m *noSpaceModel) {},
 		func(d *DB, m *noSpaceModel) error {
 			for range 4 {
@@ -297,11 +310,11 @@ func TestNoSpaceManifest(t *testing.T) {
 		})
 }
 
-// TestNoSpaceWAL fails each operation on WAL files (writes, syncs, and
-// the creation of the next WAL at memtable switches) with ENOSPC while
-// synced batches are written.
+// TestNoSpaceWAL fails each operation on WAL files and their synced-length
+// files (writes, syncs, marks, and the creation of the next WAL at
+// memtable switches) with ENOSPC while synced batches are written.
 func TestNoSpaceWAL(t *testing.T) {
-	noSpaceSweep(t, ".log",
+	noSpaceSweep(t, []string{".log", ".synced"},
 		func(d *DB, m *noSpaceModel) {},
 		func(d *DB, m *noSpaceModel) error {
 			// About three memtables' worth: WAL switches happen.
@@ -379,7 +392,7 @@ func compactingNow() bool {
 // acknowledged write.
 func TestNoSpaceCloseWhileFull(t *testing.T) {
 	mem := vfs.NewMem()
-	inj := &diskFull{pathContains: ".log", failAt: 3}
+	inj := &diskFull{pathContains: []string{".log"}, failAt: 3}
 	o := noSpaceOptions(vfs.NewErrorFS(mem, inj))
 	d, err := Open("db", o)
 	require.NoError(t, err)
