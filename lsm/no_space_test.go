@@ -258,6 +258,10 @@ func noSpaceSweep(t *testing.T, pathContains []string, setup func(d *DB, m *noSp
 		require.NoError(t, d.Compact(context.Background(), nil, nil), what)
 		m.check(t, d, what+": after recovery")
 		requireNoStrayTables(t, d, mem, what)
+		// Nor WALs or manifests: the failed ones are obsolete now.
+		waitUntil(t, what+": one WAL and one manifest left", func() bool {
+			return len(filesOf(t, mem, ".log")) == 1 && len(filesOf(t, mem, "MANIFEST-")) == 1 && len(filesOf(t, mem, ".synced")) == 2
+		})
 		if p := inj.failedFile.Load(); p != nil {
 			require.Zero(t, inj.rewrites.Load(), "%s: %s was written again after its write or sync failed", what, *p)
 		}
