@@ -2,6 +2,7 @@ package lsm
 
 import (
 	"context"
+	stderrors "errors"
 	"fmt"
 	"math/rand"
 	"runtime"
@@ -176,6 +177,7 @@ func requireNoSpace(t *testing.T, err error, what string) {
 	t.Helper()
 	require.Error(t, err, what)
 	require.True(t, errors.Is(err, ErrNoSpace), "%s: %v", what, err)
+	require.True(t, stderrors.Is(err, ErrNoSpace), "%s: stdlib errors.Is: %v", what, err)
 	require.True(t, errors.Is(err, syscall.ENOSPC), "%s: %v", what, err)
 }
 
