@@ -6,18 +6,20 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/killtest"
 	"github.com/stretchr/testify/require"
 )
 
-var killRounds = flag.Int("kill-rounds", 6, "SIGKILL rounds of TestKillProcess")
+var (
+	killRounds = flag.Int("kill-rounds", 6, "SIGKILL rounds of TestKillProcess")
+	killSeed   = flag.Int64("kill-seed", 0, "seed of TestKillProcess's random choices, to replay a logged run (0: from the clock)")
+)
 
 // killEntries are the entries of checkpoint c of the kill test: ten
 // entries of one of seven ledgers.
@@ -33,9 +35,11 @@ func killPayload(ledgerID, entryID int64, c int) []byte {
 // checkpoints on the real file system, printing each checkpoint it
 // completes. The parent kills it with SIGKILL: in odd rounds while a
 // checkpoint is stopped between the entry-log fsync and the index write,
-// in even rounds at a random moment. After each kill the storage reopens
-// with every acknowledged checkpoint's entries, and the unacknowledged
-// checkpoint is there in full or not at all.
+// in even rounds at a random moment after its first acknowledged
+// checkpoint. After each kill the storage reopens with every acknowledged
+// checkpoint's entries, and the unacknowledged checkpoint is there in full
+// or not at all. A child that exits by itself (an error) or acknowledges
+// nothing within 30 s fails the test; -kill-seed replays a logged run.
 func TestKillProcess(t *testing.T) {
 	if os.Getenv("BOOKIE_KILL_DIR") != "" {
 		t.Skip("the child runs TestKillChild")
@@ -44,63 +48,36 @@ func TestKillProcess(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	root := t.TempDir()
-	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	rng := rand.New(rand.NewSource(killtest.Seed(t, *killSeed, "kill-seed")))
 	acked := map[int]bool{}
 	next := 0
 	for round := range *killRounds {
 		gap := round%2 == 1
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKillChild$")
-		env := append(os.Environ(), "BOOKIE_KILL_DIR="+root, "BOOKIE_KILL_FIRST="+strconv.Itoa(next))
+		r := killtest.Round{
+			Test:          "TestKillChild",
+			Env:           []string{"BOOKIE_KILL_DIR=" + root, "BOOKIE_KILL_FIRST=" + strconv.Itoa(next)},
+			Life:          time.Duration(100+rng.Intn(400)) * time.Millisecond,
+			AtLeastOneAck: true,
+		}
 		stallAt := -1
 		if gap {
 			stallAt = next + 3 + rng.Intn(20)
-			env = append(env, "BOOKIE_KILL_STALL="+strconv.Itoa(stallAt))
+			r.Env = append(r.Env, "BOOKIE_KILL_STALL="+strconv.Itoa(stallAt))
+			r.Life = 0 // until the child stops in the gap
+			r.KillOn = func(line string) bool { return strings.HasPrefix(line, "GAP ") }
 		}
-		cmd.Env = env
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		lines := make(chan string, 1024)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		deadline := time.After(time.Duration(100+rng.Intn(400)) * time.Millisecond)
+		first := next
+		res := r.Run(t)
+		for _, n := range res.Acks {
+			acked[n] = true
+			next = max(next, n+1)
+		}
 		if gap {
-			deadline = time.After(30 * time.Second)
+			// The child stops in checkpoint stallAt, having acknowledged
+			// every one before it.
+			require.Equal(t, stallAt-first, len(res.Acks), "round %d: checkpoints acknowledged before the gap", round)
+			require.Equal(t, stallAt, next, "round %d", round)
 		}
-		killed := false
-	wait:
-		for {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					break wait
-				}
-				if c, ok := strings.CutPrefix(line, "ACK "); ok {
-					n, _ := strconv.Atoi(c)
-					acked[n] = true
-					next = max(next, n+1)
-				}
-				if strings.HasPrefix(line, "GAP ") && !killed {
-					require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-					killed = true
-				}
-				if strings.HasPrefix(line, "FAIL") {
-					t.Fatalf("child: %s", line)
-				}
-			case <-deadline:
-				require.False(t, gap, "the child never reached the gap")
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				killed = true
-				deadline = nil
-			}
-		}
-		_ = cmd.Wait()
-		require.True(t, killed)
 		unacked := next // the checkpoint the child was in when it died
 		next += 2
 

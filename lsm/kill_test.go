@@ -2,20 +2,18 @@ package lsm
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/killtest"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
@@ -26,89 +24,24 @@ var (
 	killFull   = flag.Bool("kill-full", false, "TestKillShortLivedWriters runs its full variant: 500 rounds of 150–750 ms writers")
 )
 
-// killChild is a child process of a kill test, writing synced batches and
-// reporting each acknowledged one on stdout ("ACK id").
-type killChild struct {
-	cmd    *exec.Cmd
-	acks   chan int // closed when stdout ends
-	stderr bytes.Buffer
-	other  strings.Builder // stdout lines that are not acknowledgements; read after acks closes
-}
-
-// startKillChild starts TestKillChild in mode on dir, writing batches from
-// id first on.
-func startKillChild(t *testing.T, mode, dir string, first int) *killChild {
-	t.Helper()
-	c := &killChild{acks: make(chan int, 1024)}
-	c.cmd = exec.Command(os.Args[0], "-test.run=^TestKillChild$")
-	c.cmd.Env = append(os.Environ(), "LSM_KILL_CHILD="+dir, "LSM_KILL_MODE="+mode, "LSM_KILL_FIRST="+strconv.Itoa(first))
-	c.cmd.Stderr = &c.stderr
-	stdout, err := c.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, c.cmd.Start())
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if id, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
-				n, _ := strconv.Atoi(id)
-				c.acks <- n
-			} else {
-				c.other.WriteString(sc.Text() + "\n")
-			}
-		}
-		close(c.acks)
-	}()
-	return c
-}
-
-// killRound runs a child until deadline (from now), or, with
-// atLeastOneAck, until its first acknowledgement if that comes later, and
-// SIGKILLs it. It returns the acknowledged ids and fails the test if the
-// child ended by itself (an error: it writes until killed) or acknowledged
-// nothing when it had to.
+// killRound runs TestKillChild in mode on dir, writing batches from id
+// first on, for life (or, with atLeastOneAck, until its first
+// acknowledgement if that comes later), and SIGKILLs it. It returns the
+// acknowledged ids; it fails the test if the child ended by itself (an
+// error: it writes until killed) or acknowledged nothing when it had to.
 func killRound(t *testing.T, mode, dir string, first int, life time.Duration, atLeastOneAck bool) []int {
 	t.Helper()
-	c := startKillChild(t, mode, dir, first)
-	deadline := time.After(life)
-	giveUp := time.After(30 * time.Second)
-	var acked []int
-	expired, exited := false, false
-	for !exited && !(expired && (len(acked) > 0 || !atLeastOneAck)) {
-		select {
-		case id, ok := <-c.acks:
-			if !ok {
-				exited = true
-				break
-			}
-			acked = append(acked, id)
-		case <-deadline:
-			expired = true
-		case <-giveUp:
-			_ = c.cmd.Process.Signal(syscall.SIGKILL)
-			_ = c.cmd.Wait()
-			t.Fatalf("no progress: the child acknowledged nothing in 30 s (from id %d)", first)
-		}
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	for id := range c.acks {
-		acked = append(acked, id)
-	}
-	err := c.cmd.Wait()
-	var exitErr *exec.ExitError
-	if !errors.As(err, &exitErr) || exitErr.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the child ended by itself (%v), not by SIGKILL:\n%s%s", err, c.other.String(), c.stderr.String())
-	}
-	return acked
+	return killtest.Round{
+		Test:          "TestKillChild",
+		Env:           []string{"LSM_KILL_CHILD=" + dir, "LSM_KILL_MODE=" + mode, "LSM_KILL_FIRST=" + strconv.Itoa(first)},
+		Life:          life,
+		AtLeastOneAck: atLeastOneAck,
+	}.Run(t).Acks
 }
 
 // killTestSeed returns the seed of a kill test's random choices, logging it.
 func killTestSeed(t *testing.T) int64 {
-	seed := *killSeed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("seed %d (replay with -kill-seed %d)", seed, seed)
-	return seed
+	return killtest.Seed(t, *killSeed, "kill-seed")
 }
 
 // checkKillBatches checks batches [from, to) of a kill test's DB: each is
@@ -207,7 +140,7 @@ func TestKillShortLivedWriters(t *testing.T) {
 	if *killFull {
 		rounds, minLife, maxLife = 500, 150, 750
 	}
-	if flagSet("kill-rounds") {
+	if killtest.FlagSet("kill-rounds") {
 		rounds = *killRounds
 	}
 	const mode = "short"
@@ -259,13 +192,6 @@ func TestKillShortLivedWriters(t *testing.T) {
 	}
 	t.Logf("%d rounds in %v: max L0 %d tables (stop trigger %d); %d batches acknowledged, all present; %s",
 		rounds, time.Since(start).Round(time.Millisecond), maxL0, stop, len(acked), strings.Join(levels, ", "))
-}
-
-// flagSet reports whether the named flag was given on the command line.
-func flagSet(name string) bool {
-	set := false
-	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }
 
 // killKey is the key of entry i of batch id. The short-lived writers'
