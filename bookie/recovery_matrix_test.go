@@ -20,17 +20,20 @@ import (
 
 // The storage-level corruption matrix: the file kinds the engine's own
 // matrix (lsm/recovery_matrix_test.go) does not reach — entry logs, the
-// ledgers index (an engine database whose WAL and manifest the storage
-// opens) and lastId — each with a flipped byte after acknowledged
+// ledgers index (an engine database whose WAL, manifest and tables the
+// storage opens) and lastId — each with a flipped byte after acknowledged
 // checkpoints and a process kill.
 
 const matrixDir = "/data/ledgers"
 
 // matrixStorage builds a storage on a MemFS by acknowledged checkpoints
-// (three of them, over several entry logs, each adding ledgers and ledger
+// (four of them, over several entry logs, each adding ledgers and ledger
 // state) and returns what a process kill leaves (every written byte) and
-// the acknowledged entries.
-func matrixStorage(t *testing.T) (*vfs.MemFS, map[[2]int64][]byte) {
+// the acknowledged entries. With restart, the storage is closed and
+// reopened before the last checkpoint, so that the ledgers index holds a
+// table (the flush of its replayed WAL) and its manifest the edits that
+// added it.
+func matrixStorage(t *testing.T, restart bool) (*vfs.MemFS, map[[2]int64][]byte) {
 	env := newTestEnv(matrixDir)
 	env.tweak = func(o *Options) { o.LogSizeLimit = 16 << 10 }
 	s := env.open(t)
@@ -51,8 +54,14 @@ func matrixStorage(t *testing.T) (*vfs.MemFS, map[[2]int64][]byte) {
 	_, err := s.SetFenced(2)
 	require.NoError(t, err)
 	require.NoError(t, s.Checkpoint())
+	if restart {
+		require.NoError(t, s.Close())
+		s = env.open(t)
+	}
 	add([]int64{5, 6}, 0, 30, 2)
 	require.NoError(t, s.SetExplicitLAC(5, []byte("lac-5")))
+	require.NoError(t, s.Checkpoint())
+	add([]int64{7}, 0, 20, 3)
 	require.NoError(t, s.Checkpoint())
 	// The kill: the storage is never closed; its files are taken as they
 	// are (a process crash loses no written byte).
@@ -100,6 +109,45 @@ func stateOf(files map[string]int64) map[string]int64 {
 		state[path] = size
 	}
 	return state
+}
+
+// requireMatrixLedgers checks the ledger state matrixStorage set.
+func requireMatrixLedgers(t *testing.T, s *Storage) {
+	t.Helper()
+	for l := int64(1); l <= 7; l++ {
+		info, ok, err := s.LedgerInfo(l)
+		require.NoError(t, err)
+		require.True(t, ok && info.Exists, "ledger %d", l)
+		require.Equal(t, l == 2, info.Fenced, "ledger %d fenced", l)
+		if l == 1 {
+			require.Equal(t, "key-1", string(info.MasterKey))
+		}
+		if l == 5 {
+			require.Equal(t, "lac-5", string(info.ExplicitLAC))
+		}
+	}
+}
+
+// requireKept checks that no entry log, lastId or table of before is
+// missing from after.
+func requireKept(t *testing.T, before, after map[string]int64) {
+	t.Helper()
+	for path := range before {
+		if filepath.Dir(path) == filepath.Join(matrixDir, "current") || strings.HasSuffix(path, ".sst") {
+			_, ok := after[path]
+			require.True(t, ok, "%s vanished", path)
+		}
+	}
+}
+
+// matrixWrite replaces a file of fs, durably.
+func matrixWrite(t *testing.T, fs vfs.FS, path string, data []byte) {
+	f, err := fs.Create(path)
+	require.NoError(t, err)
+	_, err = f.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
 }
 
 // matrixRead returns a whole file of fs.
@@ -244,6 +292,20 @@ func storageMatrixCases(t *testing.T, fs *vfs.MemFS) []storageDamage {
 	manifest := filepath.Join(ledgers, current)
 	add("ledgers MANIFEST", manifest, walRecordSpans(t, matrixRead(t, fs, manifest)))
 
+	// The ledgers index's tables (after a restart).
+	for path := range matrixFiles(t, fs, ledgers) {
+		if !strings.HasSuffix(path, ".sst") {
+			continue
+		}
+		size := int64(len(matrixRead(t, fs, path)))
+		for _, pos := range []struct {
+			name string
+			off  int64
+		}{{"start", 0}, {"middle", size / 2}, {"end", size - 1}} {
+			cases = append(cases, storageDamage{name: "ledgers table/" + pos.name, kind: "ledgers table", file: path, offset: pos.off})
+		}
+	}
+
 	lastID := filepath.Join(logDir, "lastId")
 	size := int64(len(matrixRead(t, fs, lastID)))
 	for _, pos := range []struct {
@@ -255,28 +317,38 @@ func storageMatrixCases(t *testing.T, fs *vfs.MemFS) []storageDamage {
 	return cases
 }
 
-// TestStorageCorruptionMatrix flips one byte of an entry log, of the
-// ledgers index's WAL and manifest, and of lastId, after acknowledged
-// checkpoints and a process kill. Reopening the storage either fails with
-// an error naming the file (and, but for lastId, the offset), changing no
-// file, or every acknowledged entry reads back byte for byte — but the
-// damaged entry-log record's, whose read fails naming the log and offset:
-// it is never returned as data. No entry log, table or lastId vanishes,
-// and the offline checks (CheckDirectory, the engine's Check) report the
-// damage.
+// TestStorageCorruptionMatrix flips one byte of an entry log (a record or
+// its header), of the ledgers index's WAL, manifest and (after a restart)
+// table, and of lastId, after acknowledged checkpoints and a process kill.
+// Reopening the storage either fails with an error naming the file (and,
+// for logs and manifests, the offset), losing no file — and with the byte
+// repaired, everything reads back —, or every acknowledged entry and ledger
+// reads back byte for byte but the damaged entry-log record's, whose read
+// fails naming the log and offset: it is never returned as data. No entry
+// log, table or lastId vanishes, and the offline checks (CheckDirectory,
+// the engine's Check) report the damage.
 func TestStorageCorruptionMatrix(t *testing.T) {
-	base, acked := matrixStorage(t)
-	for _, c := range storageMatrixCases(t, base) {
+	for _, restart := range []bool{false, true} {
+		t.Run(fmt.Sprintf("restart=%v", restart), func(t *testing.T) {
+			testStorageCorruptionMatrix(t, restart)
+		})
+	}
+}
+
+func testStorageCorruptionMatrix(t *testing.T, restart bool) {
+	base, acked := matrixStorage(t, restart)
+	cases := storageMatrixCases(t, base)
+	if restart {
+		require.True(t, slices.ContainsFunc(cases, func(c storageDamage) bool { return c.kind == "ledgers table" }),
+			"the restart left the ledgers index a table")
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			fs := base.CrashClone(vfs.CrashOptions{})
-			data := matrixRead(t, fs, c.file)
+			original := matrixRead(t, fs, c.file)
+			data := slices.Clone(original)
 			data[c.offset] ^= 0x20
-			f, err := fs.Create(c.file)
-			require.NoError(t, err)
-			_, err = f.Write(data)
-			require.NoError(t, err)
-			require.NoError(t, f.Sync())
-			require.NoError(t, f.Close())
+			matrixWrite(t, fs, c.file, data)
 			before := matrixFiles(t, fs, "/")
 
 			// The offline checks first: they write nothing.
@@ -299,11 +371,29 @@ func TestStorageCorruptionMatrix(t *testing.T) {
 			if err != nil {
 				t.Logf("open refused: %v", err)
 				require.ErrorContains(t, err, c.file)
-				if c.kind != "lastId" {
+				if c.kind != "lastId" && c.kind != "ledgers table" {
 					require.ErrorContains(t, err, "offset")
 				}
 				require.True(t, errors.Is(err, entrylog.ErrCorruption) || errors.Is(err, lsm.ErrCorruption), "%v", err)
-				require.Equal(t, stateOf(before), stateOf(matrixFiles(t, fs, "/")), "a failed open changed files")
+				if c.kind == "ledgers table" {
+					// The engine opened (a table's damage shows when it is
+					// read) and flushed its replayed WALs to a new table
+					// before the storage read the index: it deleted the
+					// WALs, not their records.
+					requireKept(t, before, matrixFiles(t, fs, "/"))
+				} else {
+					require.Equal(t, stateOf(before), stateOf(matrixFiles(t, fs, "/")), "a failed open changed files")
+				}
+				// The refusal lost nothing: with the damaged byte repaired,
+				// the storage opens and every entry reads back.
+				matrixWrite(t, fs, c.file, original)
+				s, err := Open(env.options())
+				require.NoError(t, err, "reopen after the repair")
+				for k, want := range acked {
+					requireEntry(t, s, k[0], k[1], want)
+				}
+				requireMatrixLedgers(t, s)
+				require.NoError(t, s.Close())
 				return
 			}
 			defer s.Close()
@@ -353,13 +443,8 @@ func TestStorageCorruptionMatrix(t *testing.T) {
 				require.Equal(t, e, gotID)
 				require.Equal(t, string(acked[[2]int64{l, e}]), string(got), "last entry of ledger %d", l)
 			}
-			after := matrixFiles(t, fs, "/")
-			for path := range before {
-				if filepath.Dir(path) == filepath.Join(matrixDir, "current") || strings.HasSuffix(path, ".sst") {
-					_, ok := after[path]
-					require.True(t, ok, "%s vanished", path)
-				}
-			}
+			requireMatrixLedgers(t, s)
+			requireKept(t, before, matrixFiles(t, fs, "/"))
 		})
 	}
 }
