@@ -38,6 +38,12 @@ func (s *Snapshot) Close() error {
 	}
 	s.closed = true
 	delete(d.mu.snapshots, s)
+	if len(d.mu.snapshots) == 0 {
+		// Deletion rewrites wait while any snapshot is open (a rewrite must
+		// keep what a snapshot sees); without a new pick here the space of
+		// deleted ranges would come back only after the next flush.
+		d.maybeScheduleCompactionLocked()
+	}
 	return nil
 }
 
