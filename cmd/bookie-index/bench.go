@@ -3,18 +3,27 @@ package main
 import (
 	"flag"
 	"io"
+	"time"
 
 	"github.com/bookie-index/bookie-index/internal/benchmark"
 )
 
-// runBench runs the benchmark workload (docs/benchmarks.md) on bookie-index.
+// benchProgressEvery is how often bench prints a status line when stderr
+// is not a terminal.
+const benchProgressEvery = 5 * time.Second
+
+// runBench runs the workload of docs/benchmarks.md on bookie-index.
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var cfg benchmark.Config
 	cfg.RegisterFlags(fs)
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
-		return err
+		return withHelpHeader(err, "usage: bookie-index bench [flags]\n\n"+
+			"Runs the entry-location workload of docs/benchmarks.md on bookie-index: the phases\n"+
+			"load, get, floor, miss, delete, mixed (and add-entry, read-entry on the storage).\n"+
+			"Rows go to stdout; progress to stderr, redrawn in place on a terminal and as a\n"+
+			"plain line every few seconds otherwise.")
 	}
 	if len(pos) > 0 {
 		return usageErrorf("unexpected argument %q", pos[0])
@@ -22,7 +31,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
 	}
-	var progress io.Writer = stderr
+	progress := progressOutput(stderr, benchProgressEvery)
 	if cfg.JSON {
 		progress = nil
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -30,8 +31,14 @@ func runCompact(args []string, stdout, stderr io.Writer) error {
 }
 
 func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEvery time.Duration) error {
+	var dir string
 	c, err := loadConfigCommand("compact", "Fully compacts the entry location index of every ledger directory of the\n"+
-		"configuration, offline: stop 'bookie-index serve' (or the bookie) first.", args, stderr)
+		"configuration, offline: stop 'bookie-index serve' (or the bookie) first. With\n"+
+		"--dir, only the index in DIR (an entry location index directory, such as\n"+
+		"<indexDir>/current/locations), with the configuration's engine options.", args, stderr,
+		commandFlags{synopsis: "[--dir DIR]", register: func(fs *flag.FlagSet) {
+			fs.StringVar(&dir, "dir", "", "compact only the entry location index in this directory")
+		}})
 	if err != nil {
 		return err
 	}
@@ -46,6 +53,9 @@ func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEv
 		return err
 	}
 	paths := c.LocationsPaths()
+	if dir != "" {
+		paths = []string{dir}
+	}
 	failed := 0
 	for i, path := range paths {
 		prefix := fmt.Sprintf("compact [%d/%d] %s", i+1, len(paths), path)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,38 +19,58 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-const dbUsage = `usage (read-only, on a database directory no process has open):
-  bookie-index db props DIR [--json]                      levels, tables, bytes, entries
-  bookie-index db get DIR LEDGER ENTRY                    the location of one entry
-  bookie-index db floor DIR LEDGER                        the last entry of a ledger and its location
-  bookie-index db scan DIR [--from L[:E]] [--to L[:E]] [--hex] [--limit N]
-  bookie-index db check DIR                               verify tables, WALs, manifest, orphans, lost/; exit 1 listing every problem
-`
+// dbCommands are the subcommands of db. Every one but checkpoint reads a
+// database directory no process has open, read-only.
+func dbCommands() []subcommand {
+	return []subcommand{
+		{"props", "DIR [--json]", "levels, tables, bytes, entries", dbProps},
+		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", dbGet},
+		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", dbFloor},
+		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", dbScan},
+		{"check", "DIR", "verify tables, WALs, manifest, orphans, lost/; exit 1 listing every problem", dbCheck},
+		{"manifest", "DIR [--hex]", "every edit of the current manifest: counters, compact pointers, deleted and new tables", dbManifest},
+		{"wal", "DIR [--hex] [--ops=false]", "every batch of every WAL: offset, seqnum and operations", dbWAL},
+		{"ledgers", "DIR [--json]", "the ledgers index (<indexDir>/current/ledgers) decoded, one line per ledger", dbLedgers},
+		{"checkpoint", "DIR OUT", "a consistent copy of the database in the new directory OUT, tables hard-linked (see docs/operations.md, Backup)", dbCheckpoint},
+	}
+}
 
 func runDB(args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(args, stdout, stderr, dbUsage, map[string]command{
-		"props": dbProps, "get": dbGet, "floor": dbFloor, "scan": dbScan, "check": dbCheck,
-	})
+	return runSubcommand("db", "Inspects a database directory (an entry location or ledgers index) no process has\nopen, read-only, or checkpoints it.", args, stdout, stderr, dbCommands())
 }
 
 // openDBArg parses flags, checks the positional argument count and opens
 // the DB named by the first one read-only.
-func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs int) (*lsm.DB, []string, error) {
-	pos, err := parseFlags(fs, args, stderr)
+func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (*lsm.DB, []string, error) {
+	pos, err := dbArgs(name, args, stderr, fs, nargs...)
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(pos) != nargs {
-		return nil, nil, usageErrorf("db %s takes %d argument(s)\n%s", name, nargs, dbUsage)
-	}
-	if st, err := os.Stat(pos[0]); err != nil || !st.IsDir() {
-		return nil, nil, errors.Newf("%s: no such database directory", pos[0])
 	}
 	d, err := lsm.Open(pos[0], &lsm.Options{ReadOnly: true, BlockCacheSize: 64 << 20, Logger: toolLogger(stderr)})
 	if err != nil {
 		return nil, nil, err
 	}
 	return d, pos, nil
+}
+
+// dbArgs parses flags, checks that the positional argument count is one of
+// nargs and that the first names a directory.
+func dbArgs(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) ([]string, error) {
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(nargs, len(pos)) {
+		want := fmt.Sprint(nargs[0])
+		if len(nargs) > 1 {
+			want = fmt.Sprintf("%d or %d", nargs[1], nargs[0])
+		}
+		return nil, usageErrorf("takes %s argument(s), not %d", want, len(pos))
+	}
+	if st, err := os.Stat(pos[0]); err != nil || !st.IsDir() {
+		return nil, errors.Newf("%s: no such database directory", pos[0])
+	}
+	return pos, nil
 }
 
 func parseID(what, s string) (int64, error) {
@@ -76,22 +97,30 @@ func formatLocation(v []byte) string {
 
 func dbGet(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db get", flag.ContinueOnError)
-	d, pos, err := openDBArg("get", args, stderr, fs, 3)
+	d, pos, err := openDBArg("get", args, stderr, fs, 3, 2)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	ledger, err := parseID("LEDGER", pos[1])
-	if err != nil {
-		return err
+	var key []byte
+	if len(pos) == 2 {
+		if key, err = parseKey("KEY", pos[1]); err != nil {
+			return err
+		}
+	} else {
+		ledger, err := parseID("LEDGER", pos[1])
+		if err != nil {
+			return err
+		}
+		entry, err := parseID("ENTRY", pos[2])
+		if err != nil {
+			return err
+		}
+		key = encodeKey(ledger, entry)
 	}
-	entry, err := parseID("ENTRY", pos[2])
-	if err != nil {
-		return err
-	}
-	v, err := d.Get(encodeKey(ledger, entry))
+	v, err := d.Get(key)
 	if errors.Is(err, lsm.ErrNotFound) {
-		return errors.Newf("entry %d of ledger %d: not found", entry, ledger)
+		return errors.Newf("%s: not found", describeKey(key))
 	}
 	if err != nil {
 		return err
@@ -131,10 +160,13 @@ func dbFloor(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// parseBound parses L or L:E into a key.
+// parseBound parses L, L:E or a hex key into a key.
 func parseBound(flagName, s string) ([]byte, error) {
 	if s == "" {
 		return nil, nil
+	}
+	if k, ok := parseHexKey(s); ok {
+		return k, nil
 	}
 	parts := strings.SplitN(s, ":", 2)
 	l, err := parseID("--"+flagName+" ledger", parts[0])

@@ -83,7 +83,7 @@ func TestDBTool(t *testing.T) {
 	}{
 		{[]string{"db", "props", filepath.Join(dir, "nope")}, 1, "no such database directory"},
 		{[]string{"db", "get", dir, "x", "1"}, 2, "not an integer"},
-		{[]string{"db", "get", dir}, 2, "takes 3 argument"},
+		{[]string{"db", "get", dir}, 2, "takes 2 or 3 argument(s), not 1"},
 		{[]string{"db", "scan", dir, "--from", "a:b"}, 2, "not an integer"},
 		{[]string{"db", "zap"}, 2, "unknown subcommand"},
 	} {

@@ -6,7 +6,9 @@
 //	bookie-index rebuild [--conf FILE] [--set key=value ...]   rebuild every index from the entry logs, offline
 //	bookie-index check   [--conf FILE] [--set key=value ...]   check every entry log against its index, offline
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
-//	bookie-index db      props|get|floor|scan|check     inspect a closed database
+//	bookie-index db      props|get|floor|scan|check|manifest|wal|ledgers|checkpoint
+//	                                                     inspect (or checkpoint) a closed database
+//	bookie-index version                                 the module version, VCS commit and Go version (also --version)
 //
 // serve, compact and rebuild also take --log-level debug|info|warn|error
 // and --log-format text|json (the logLevel and logFormat keys); their one
@@ -14,19 +16,27 @@
 // docs/operations.md, "Logs").
 //
 // Exit codes: 0 success, 1 the operation failed (a bad table, an I/O
-// error), 2 bad usage. Errors are one line on stderr.
+// error), 2 bad usage. Errors are one line on stderr. -h or --help, at
+// every level, prints the usage on stdout and exits 0 (see usage.go for
+// the whole convention).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/cockroachdb/errors"
 )
 
 // exitError carries an exit code through the command functions.
 type exitError struct {
 	code int
 	err  error
+	// cmd is the (sub)command a usage error is about, for the hint
+	// pointing to its -h ("db get"); empty: the top-level command.
+	cmd string
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -44,7 +54,9 @@ commands:
   check    check every directory's entry logs and entry location index against each other, offline (--conf FILE)
   bench    the entry-location benchmark (docs/benchmarks.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
-  db       inspect a closed database read-only: db props|get|floor|scan|check
+  db       inspect a closed database read-only, or checkpoint it:
+           db props|get|floor|scan|check|manifest|wal|ledgers|checkpoint
+  version  print the module version, VCS commit and Go version (also --version)
 
 Run 'bookie-index <command> -h' for a command's flags.
 `
@@ -61,6 +73,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var err error
 	switch args[0] {
+	case "version", "--version", "-version":
+		if len(args) > 1 && !isHelp(args[1]) {
+			fmt.Fprintf(stderr, "bookie-index version: unexpected argument %q (run 'bookie-index -h' for usage)\n", args[1])
+			return 2
+		}
+		fmt.Fprintln(stdout, versionLine())
+		return 0
 	case "serve":
 		err = runServe(args[1:], stdout, stderr)
 	case "compact":
@@ -75,20 +94,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runBench(args[1:], stdout, stderr)
 	case "db":
 		err = runDB(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "bookie-index: unknown command %q\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "bookie-index: unknown command %q (run 'bookie-index -h' for usage)\n", args[0])
 		return 2
 	}
 	if err == nil {
 		return 0
 	}
+	var help *helpRequested
+	if errors.As(err, &help) {
+		fmt.Fprint(stdout, help.text())
+		return 0
+	}
 	code := 1
-	if e, ok := err.(*exitError); ok {
+	var e *exitError
+	if errors.As(err, &e) {
 		code = e.code
+	}
+	if code == 2 {
+		cmd := args[0]
+		if e.cmd != "" {
+			cmd = e.cmd
+		}
+		fmt.Fprintf(stderr, "bookie-index %s: %v (run 'bookie-index %s -h' for usage)\n", cmd, oneLine(err), cmd)
+		return code
 	}
 	fmt.Fprintf(stderr, "bookie-index %s: %v\n", args[0], err)
 	return code
+}
+
+// oneLine joins the lines of an error's message, so that a usage error is
+// one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", " ")), " ")
 }

@@ -35,7 +35,13 @@ type configFlags struct {
 // register adds --conf, --set, --log-level and --log-format to fs.
 func (f *configFlags) register(fs *flag.FlagSet) {
 	f.overrides = map[string]string{}
-	fs.StringVar(&f.path, "conf", "", "bk_server.conf to read (default: the embedded one)")
+	fs.Func("conf", "bk_server.conf to read (default: the embedded one)", func(path string) error {
+		if f.path != "" {
+			return errors.Newf("given twice (%s and %s)", f.path, path)
+		}
+		f.path = path
+		return nil
+	})
 	fs.Func("set", "override a configuration key: --set key=value (repeatable)", func(arg string) error {
 		k, v, err := conf.ParseOverride(arg)
 		if err != nil {
@@ -47,20 +53,22 @@ func (f *configFlags) register(fs *flag.FlagSet) {
 	f.registerLogFlags(fs)
 }
 
-// loadConfigCommand parses the arguments of a command that takes only
-// --conf and --set, printing usage (its first line, then help) on -h, and
-// loads the configuration.
-func loadConfigCommand(name, help string, args []string, stderr io.Writer) (*conf.Config, error) {
+// loadConfigCommand parses the arguments of a command that takes
+// --conf, --set and the log flags (and the flags extra registers, whose
+// synopsis is extraSynopsis), answering -h with its usage (its first line,
+// then help), and loads the configuration.
+func loadConfigCommand(name, help string, args []string, stderr io.Writer, extra ...commandFlags) (*conf.Config, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	var cf configFlags
 	cf.register(fs)
-	fs.Usage = func() {
-		_, _ = io.WriteString(fs.Output(), "usage: bookie-index "+name+" [--conf FILE] [--set key=value ...] [--log-level LEVEL] [--log-format text|json]\n\n"+help+"\n\n")
-		fs.PrintDefaults()
+	synopsis := ""
+	for _, e := range extra {
+		e.register(fs)
+		synopsis += " " + e.synopsis
 	}
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
-		return nil, err
+		return nil, withHelpHeader(err, "usage: bookie-index "+name+" [--conf FILE] [--set key=value ...] [--log-level LEVEL] [--log-format text|json]"+synopsis+"\n\n"+help+"\n")
 	}
 	if len(pos) > 0 {
 		return nil, usageErrorf("unexpected argument %q", pos[0])

@@ -17,57 +17,20 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-const sstUsage = `usage:
-  bookie-index sst build --out FILE --ledgers N --entries M [--layout partitioned|full] [--common-prefix on|off]
-                         [--block-size B] [--compression none|lz4] [--bloom-bits N] [--restart-interval N]
-                         [--metadata-block-size B]
-  bookie-index sst props FILE [--json]
-  bookie-index sst scan FILE [--hex]
-  bookie-index sst verify FILE
-  bookie-index sst layout FILE
-`
+// sstCommands are the subcommands of sst.
+func sstCommands() []subcommand {
+	return []subcommand{
+		{"build", "--out FILE --ledgers N --entries M [--layout partitioned|full] [--common-prefix on|off] [--block-size B] [--compression none|lz4] [--bloom-bits N] [--restart-interval N] [--metadata-block-size B]",
+			"write a table of N ledgers × M synthetic entry locations", sstBuild},
+		{"props", "FILE [--json]", "the table's properties: entries, format, options, blocks, bytes by tier, key range", sstProps},
+		{"scan", "FILE [--hex]", "every entry of the table, as LEDGER:ENTRY LOCATION (or hex)", sstScan},
+		{"verify", "FILE", "read and check every block of the table", sstVerify},
+		{"layout", "FILE", "the table's blocks: kind, offset, length", sstLayout},
+	}
+}
 
 func runSST(args []string, stdout, stderr io.Writer) error {
-	return runSubcommand(args, stdout, stderr, sstUsage, map[string]command{
-		"build": sstBuild, "props": sstProps, "scan": sstScan, "verify": sstVerify, "layout": sstLayout,
-	})
-}
-
-// command runs one (sub)command with its arguments.
-type command func(args []string, stdout, stderr io.Writer) error
-
-// runSubcommand runs the subcommand args[0] names among cmds, or returns a
-// usage error with the group's usage text.
-func runSubcommand(args []string, stdout, stderr io.Writer, usage string, cmds map[string]command) error {
-	if len(args) == 0 {
-		return usageErrorf("missing subcommand\n%s", usage)
-	}
-	cmd, ok := cmds[args[0]]
-	if !ok {
-		return usageErrorf("unknown subcommand %q\n%s", args[0], usage)
-	}
-	return cmd(args[1:], stdout, stderr)
-}
-
-// parseFlags parses flags that may come before or after the positional
-// arguments, and returns the positional ones.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	fs.SetOutput(stderr)
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, &exitError{code: 0, err: err}
-			}
-			return nil, &exitError{code: 2, err: err}
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return positional, nil
-		}
-		positional = append(positional, args[0])
-		args = args[1:]
-	}
+	return runSubcommand("sst", "Builds, inspects and verifies one table file.", args, stdout, stderr, sstCommands())
 }
 
 func onOff(name, v string) (bool, error) {
@@ -177,7 +140,7 @@ func openTableArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet
 		return nil, "", err
 	}
 	if len(pos) != 1 {
-		return nil, "", usageErrorf("%s takes one table file\n%s", name, sstUsage)
+		return nil, "", usageErrorf("%s takes one table file", name)
 	}
 	if _, err := os.Stat(pos[0]); err != nil {
 		return nil, "", errors.Newf("%s: no such file", pos[0])
