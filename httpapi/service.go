@@ -205,6 +205,7 @@ func New(opts Options) (*Service, error) {
 		s.mux.HandleFunc(PathLedgerLastEntry, s.serveLedgerLastEntry)
 		s.mux.HandleFunc(PathLedger, s.serveLedger)
 		s.mux.HandleFunc(PathCheckpoint, s.serveCheckpoint)
+		s.mux.HandleFunc(PathIndexCheckpoint, s.serveIndexCheckpoint)
 	}
 	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
 	s.mux.HandleFunc(PathMetrics, s.serveMetrics)
