@@ -107,6 +107,11 @@ type Config struct {
 	// Source says where the configuration came from: the file's path, or
 	// "embedded bk_server.conf".
 	Source string
+	// UnusedKeys summarizes the keys the file and the environment set
+	// that Load does not use (the BookKeeper keys recognized, the others),
+	// one line each, for the service to log at start; KeyWarnings holds a
+	// did-you-mean line for each such key close to one of ours.
+	UnusedKeys, KeyWarnings []string
 }
 
 // RocksDBSettings are the dbStorage_rocksDB_* keys. BookKeeper applies them

@@ -84,28 +84,34 @@ func ReadOptionsFile(path string) (*lsm.Options, []string, error) {
 }
 
 // parseEngineOptions maps the OPTIONS file data, called name in errors.
+// Every problem of the file is reported, in one error, one line each.
 func parseEngineOptions(name string, data []byte) (*lsm.Options, []string, error) {
 	sections, err := parseOptionsFile(data)
 	if err != nil {
-		return nil, nil, errors.Wrapf(err, "%s", name)
+		return nil, nil, prefixProblems(name, err)
 	}
 	specs := sectionSpecs()
+	sanitizers := rocksSanitizers()
 	b := newOptionsBuilder()
+	var probs problems
 	for _, s := range sections {
 		table, err := sectionOptions(specs, s)
 		if err != nil {
-			return nil, nil, errors.Wrapf(err, "%s:%d", name, s.line)
+			probs.addf("%s:%d: %v", name, s.line, err)
+			continue
 		}
 		for _, e := range s.entries {
 			at := fmt.Sprintf("%s %s=%s", s.title(), e.key, e.value)
 			spec, ok := table[e.key]
 			if !ok {
-				return nil, nil, errors.Newf("%s:%d: %s: %s", name, e.line, at, unknownOptionMessage(specs, s.name, e.key))
+				probs.addf("%s:%d: %s: %s", name, e.line, at, unknownOptionMessage(specs, s.name, e.key))
+				continue
 			}
 			if spec.apply == nil {
 				if spec.check != nil {
 					if err := spec.check(e.value); err != nil {
-						return nil, nil, errors.Newf("%s:%d: %s: %v", name, e.line, at, err)
+						probs.addf("%s:%d: %s: %v", name, e.line, at, err)
+						continue
 					}
 				}
 				if !spec.silent {
@@ -114,20 +120,36 @@ func parseEngineOptions(name string, data []byte) (*lsm.Options, []string, error
 				continue
 			}
 			// Check the value alone against defaults first, so that an
-			// out-of-range value is reported with its own line.
+			// out-of-range value is reported with its own line. A value
+			// RocksDB clips is clipped, with a note.
 			probe := newOptionsBuilder()
 			if err := spec.apply(probe, e.value); err != nil {
-				return nil, nil, errors.Newf("%s:%d: %s: %v", name, e.line, at, err)
+				probs.addf("%s:%d: %s: %v", name, e.line, at, err)
+				continue
+			}
+			sanitizer, clips := sanitizers[e.key]
+			if clips {
+				sanitizer.clip(probe.opts)
 			}
 			probe.finish()
 			if err := probe.opts.Validate(); err != nil {
-				return nil, nil, errors.Newf("%s:%d: %s: not accepted by the engine: %v", name, e.line, at, err)
+				probs.addf("%s:%d: %s: not accepted by the engine: %v", name, e.line, at, err)
+				continue
 			}
 			b.at = at
 			if err := spec.apply(b, e.value); err != nil {
-				return nil, nil, errors.Newf("%s:%d: %s: %v", name, e.line, at, err)
+				probs.addf("%s:%d: %s: %v", name, e.line, at, err)
+				continue
+			}
+			if clips {
+				if to := sanitizer.clip(b.opts); to != "" {
+					b.note(fmt.Sprintf("clipped to %s: %s", to, sanitizer.rule))
+				}
 			}
 		}
+	}
+	if err := probs.err(name); err != nil {
+		return nil, nil, err
 	}
 	b.finish()
 	if err := b.opts.Validate(); err != nil {

@@ -180,7 +180,8 @@ func TestOptionValueForms(t *testing.T) {
 			o.Level0FileNumCompactionTrigger, o.Level0SlowdownWritesTrigger = 30, 30 // raised silently: not set by the file
 		}},
 		{`[DBOptions]`, "max_manifest_file_size=18446744073709551615", func(o *lsm.Options) { o.MaxManifestFileSize = 1<<63 - 1 }},
-		{`[DBOptions]`, "max_open_files=0", func(o *lsm.Options) { o.MaxOpenFiles = 0 }},
+		{`[DBOptions]`, "max_open_files=0", func(o *lsm.Options) { o.MaxOpenFiles = 20 }}, // clipped, as RocksDB does
+		{`[DBOptions]`, "max_open_files=-1", func(o *lsm.Options) { o.MaxOpenFiles = -1 }},
 	} {
 		opts, _, err := parseEngineOptions("x.conf", []byte(tc.section+"\n"+tc.line+"\n"))
 		require.NoError(t, err, tc.line)
@@ -281,13 +282,13 @@ func TestOptionsFileErrors(t *testing.T) {
 		{table, "optimize_key_common_prefix=yes", "not accepted (accepted: kDisabled, kIfFastSeek, kEnabled)"},
 		{table, "pin_top_level_index_and_filter=sure", "not a boolean"},
 		// Values the engine does not accept.
-		{cf, "write_buffer_size=1024", cf + " write_buffer_size=1024: not accepted by the engine: lsm: WriteBufferSize 1024 is out of range [64 KiB, 4 GiB]"},
-		{cf, "max_write_buffer_number=1", "max_write_buffer_number=1: not accepted by the engine: lsm: MaxWriteBufferNumber 1 is out of range [2, 64]"},
-		{cf, "num_levels=1", "not accepted by the engine: lsm: NumLevels 1"},
-		{cf, "level0_file_num_compaction_trigger=0", "not accepted by the engine"},
+		// (RocksDB accepts up to 64 GiB; the engine's limit is narrower.)
+		{cf, "write_buffer_size=8G", cf + " write_buffer_size=8G: not accepted by the engine: lsm: WriteBufferSize 8589934592 is out of range [64 KiB, 4 GiB]"},
+		{cf, "max_write_buffer_number=100", "max_write_buffer_number=100: not accepted by the engine: lsm: MaxWriteBufferNumber 100 is out of range [2, 64]"},
+		{cf, "num_levels=17", "not accepted by the engine: lsm: NumLevels 17"},
+		{cf, "max_bytes_for_level_multiplier=0", "not accepted by the engine: lsm: MaxBytesForLevelMultiplier 1 is out of range [2, 1000]"},
 		{table, "block_size=100", table + " block_size=100: not accepted by the engine: lsm: BlockSize 100 is out of range [256, 64 MiB]"},
 		{table, "metadata_block_size=0", "not accepted by the engine"},
-		{"[DBOptions]", "max_open_files=5", "[DBOptions] max_open_files=5: not accepted by the engine: lsm: MaxOpenFiles 5 must be -1, 0 (unlimited) or at least 16"},
 		{"[DBOptions]", "max_background_jobs=0", "not accepted by the engine"},
 		// Malformed values of RocksDB-only options.
 		{"[DBOptions]", "create_if_missing=ture", "[DBOptions] create_if_missing=ture: not a boolean (accepted: true, false)"},
@@ -443,13 +444,18 @@ func TestConfigFileMode(t *testing.T) {
 	require.Equal(t, "dbStorage_rocksDB_writeBufferSizeMB=128: ignored: entryLocationRocksdbConf "+path+" is used instead", notes[len(notes)-1])
 	require.Len(t, notes, 10)
 
-	// Upstream's test fixture sizes are below this engine's minimums.
+	// Upstream's test fixture sizes are below RocksDB's minimums, which
+	// RocksDB clips: so does this engine, naming RocksDB's rule.
 	upstreamFixture := writeFile(t, "test_entry_location_rocksdb.conf",
 		"[DBOptions]\n create_if_missing=true\n keep_log_file_num=1\n max_total_wal_size=1000\n"+
 			"[CFOptions \"default\"]\n compression=kLZ4Compression\n write_buffer_size=1024\n max_write_buffer_number=1\n level_compaction_dynamic_level_bytes=true\n")
 	c.EntryLocationRocksdbConf = upstreamFixture
-	_, _, err = c.EntryLocationOptions()
-	require.EqualError(t, err, upstreamFixture+`:7: [CFOptions "default"] write_buffer_size=1024: not accepted by the engine: lsm: WriteBufferSize 1024 is out of range [64 KiB, 4 GiB]`)
+	opts, notes, err = c.EntryLocationOptions()
+	require.NoError(t, err)
+	require.Equal(t, int64(64<<10), opts.WriteBufferSize)
+	require.Equal(t, 2, opts.MaxWriteBufferNumber)
+	require.Contains(t, notes, `[CFOptions "default"] write_buffer_size=1024: clipped to 65536: RocksDB's SanitizeCfOptions clips write_buffer_size to [64 KiB, 64 GiB]`)
+	require.Contains(t, notes, `[CFOptions "default"] max_write_buffer_number=1: clipped to 2: RocksDB's SanitizeCfOptions raises max_write_buffer_number to at least 2`)
 
 	c.EntryLocationRocksdbConf = t.TempDir()
 	_, _, err = c.EntryLocationOptions()
@@ -609,4 +615,51 @@ func TestRandomOptionsFiles(t *testing.T) {
 // model holds what the random test's model needs besides the options.
 type model struct {
 	indexType string
+}
+
+// TestOptionsClippedAsRocksDB: the values RocksDB's SanitizeOptions clips
+// are clipped, with a note naming the rule, not refused.
+func TestOptionsClippedAsRocksDB(t *testing.T) {
+	const cf = `[CFOptions "default"]`
+	const table = `[TableOptions/BlockBasedTable "default"]`
+	for _, tc := range []struct {
+		section, line string
+		want          func(o *lsm.Options)
+		note          string
+	}{
+		{cf, "write_buffer_size=1024", func(o *lsm.Options) { o.WriteBufferSize = 64 << 10 }, "clipped to 65536: RocksDB's SanitizeCfOptions clips write_buffer_size to [64 KiB, 64 GiB]"},
+		{cf, "max_write_buffer_number=0", func(o *lsm.Options) { o.MaxWriteBufferNumber = 2 }, "clipped to 2: RocksDB's SanitizeCfOptions raises max_write_buffer_number to at least 2"},
+		{cf, "num_levels=1", func(o *lsm.Options) { o.NumLevels = 2 }, "clipped to 2: RocksDB's SanitizeCfOptions raises num_levels to at least 2 with level compaction"},
+		{cf, "level0_file_num_compaction_trigger=0", func(o *lsm.Options) { o.Level0FileNumCompactionTrigger = 1 }, "clipped to 1: RocksDB's SanitizeCfOptions raises level0_file_num_compaction_trigger 0 to 1"},
+		{"[DBOptions]", "max_open_files=5", func(o *lsm.Options) { o.MaxOpenFiles = 20 }, "clipped to 20: RocksDB's SanitizeOptions clips max_open_files other than -1 to [20, 4194304]"},
+		{table, "block_restart_interval=0", func(o *lsm.Options) { o.BlockRestartInterval = 1 }, "clipped to 1: RocksDB's block-based table factory raises block_restart_interval to at least 1"},
+		{table, "index_block_restart_interval=-3", func(o *lsm.Options) { o.IndexBlockRestartInterval = 1 }, "clipped to 1: RocksDB's block-based table factory raises index_block_restart_interval to at least 1"},
+	} {
+		opts, notes, err := parseEngineOptions("x.conf", []byte(tc.section+"\n"+tc.line+"\n"))
+		require.NoError(t, err, tc.line)
+		require.Equal(t, defaultsWith(tc.want), engineFields(opts), tc.line)
+		require.Equal(t, []string{tc.section + " " + tc.line + ": " + tc.note}, notes)
+	}
+}
+
+// TestOptionsFileAllErrors: every problem of a file is reported at once,
+// one line each, in file order.
+func TestOptionsFileAllErrors(t *testing.T) {
+	text := "[DBOptions]\nmax_backgroud_jobs=4\ncreate_if_missing=ture\n[CFOptions \"default\"]\nwrite_buffer_size=abc\n" +
+		"[CFOptions \"ledgers\"]\nnum_levels=3\n[TableOptions/BlockBasedTable \"default\"]\nblock_size=100\n"
+	_, _, err := parseEngineOptions("x.conf", []byte(text))
+	require.Error(t, err)
+	require.Equal(t, `x.conf: 5 problems:
+  x.conf:2: [DBOptions] max_backgroud_jobs=4: unknown option; did you mean max_background_jobs?
+  x.conf:3: [DBOptions] create_if_missing=ture: not a boolean (accepted: true, false)
+  x.conf:5: [CFOptions "default"] write_buffer_size=abc: not an integer
+  x.conf:6: section [CFOptions "ledgers"]: the entry location index has only the "default" column family (expected [CFOptions "default"])
+  x.conf:9: [TableOptions/BlockBasedTable "default"] block_size=100: not accepted by the engine: lsm: BlockSize 100 is out of range [256, 64 MiB]`, err.Error())
+
+	// Syntax errors too.
+	_, _, err = parseEngineOptions("y.conf", []byte("[DBOptions]\nnot a line\n[DBOptions]\nx\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "line 2: ")
+	require.Contains(t, err.Error(), "line 3: section [DBOptions] appears twice")
+	require.Contains(t, err.Error(), "line 4: ")
 }

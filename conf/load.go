@@ -87,14 +87,21 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	fileValues := map[string]any{}
 	fileLines := map[string]int{}
+	// Every problem of every source is reported at once; the keys the
+	// sources set that are not ours are described after a successful load.
+	var probs problems
+	var unused []unusedKey
 	for _, p := range props {
 		key, known, err := lookupKey(canonical, p.key)
 		if err != nil {
-			return nil, errors.Wrapf(err, "%s:%d", name, p.line)
+			probs.addf("%s:%d: %v", name, p.line, err)
+			continue
 		}
 		if known {
 			fileValues[key] = p.value
 			fileLines[key] = p.line
+		} else {
+			unused = append(unused, unusedKey{p.key, fmt.Sprintf("%s:%d", name, p.line)})
 		}
 	}
 	if err := v.MergeConfigMap(fileValues); err != nil {
@@ -109,8 +116,11 @@ func Load(opts LoadOptions) (*Config, error) {
 			if !strings.HasPrefix(varName, EnvPrefix) {
 				continue
 			}
-			if _, _, err := lookupKey(canonical, strings.TrimPrefix(varName, EnvPrefix)); err != nil {
-				return nil, errors.Wrapf(err, "environment variable %s", varName)
+			_, known, err := lookupKey(canonical, strings.TrimPrefix(varName, EnvPrefix))
+			if err != nil {
+				probs.addf("environment variable %s: %v", varName, err)
+			} else if !known {
+				unused = append(unused, unusedKey{strings.TrimPrefix(varName, EnvPrefix), "environment variable " + varName})
 			}
 		}
 		for _, s := range specs {
@@ -130,10 +140,16 @@ func Load(opts LoadOptions) (*Config, error) {
 	for _, k := range overrideKeys {
 		key, known, err := lookupKey(canonical, strings.TrimSpace(k))
 		if err != nil {
-			return nil, errors.Wrap(err, "override")
+			probs.addf("override: %v", err)
+			continue
 		}
 		if !known {
-			return nil, errors.Newf("override: unknown key %q (the keys are listed in docs/configuration.md)", k)
+			if near := nearestKey(k, Keys()); near != "" {
+				probs.addf("override: unknown key %q; did you mean %q? (the keys are listed in docs/configuration.md)", k, near)
+			} else {
+				probs.addf("override: unknown key %q (the keys are listed in docs/configuration.md)", k)
+			}
+			continue
 		}
 		overrides[key] = opts.Overrides[k]
 		if err := v.BindFlagValue(key, overrideFlag{name: key, value: opts.Overrides[k]}); err != nil {
@@ -165,9 +181,13 @@ func Load(opts LoadOptions) (*Config, error) {
 			value = s.def
 		}
 		if err := s.decode(c, value); err != nil {
-			return nil, errors.Newf("%s: %q %v (from %s)", s.name, raw, err, source(s.name))
+			probs.addf("%s: %q %v (from %s)", s.name, raw, err, source(s.name))
 		}
 	}
+	if err := probs.err("configuration"); err != nil {
+		return nil, err
+	}
+	c.UnusedKeys, c.KeyWarnings = keyNotes(unused, Keys())
 	if c.IndexDirectories == nil {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}

@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -48,12 +49,14 @@ func (s *optionsSection) title() string {
 //     struct).
 //
 // A key outside any section, a section or a key twice, and a line that is
-// neither a header nor key=value are errors naming the line.
+// neither a header nor key=value are errors naming the line; every one of
+// them is reported, one per line.
 func parseOptionsFile(data []byte) ([]*optionsSection, error) {
 	var sections []*optionsSection
 	var cur *optionsSection
 	seenSections := map[string]int{}
 	var seenKeys map[string]int
+	var probs []string
 	for i, raw := range splitNaturalLines(string(data)) {
 		lineNo := i + 1
 		line := strings.TrimSpace(stripOptionsComment(raw))
@@ -63,33 +66,45 @@ func parseOptionsFile(data []byte) ([]*optionsSection, error) {
 		if line[0] == '[' {
 			s, err := parseSectionHeader(line)
 			if err != nil {
-				return nil, errors.Wrapf(err, "line %d", lineNo)
+				probs = append(probs, fmt.Sprintf("line %d: %v", lineNo, err))
+				cur, seenKeys = &optionsSection{}, map[string]int{} // its keys are not checked twice
+				continue
 			}
 			s.line = lineNo
 			if first, dup := seenSections[s.title()]; dup {
-				return nil, errors.Newf("line %d: section %s appears twice (first at line %d)", lineNo, s.title(), first)
+				probs = append(probs, fmt.Sprintf("line %d: section %s appears twice (first at line %d)", lineNo, s.title(), first))
+			} else {
+				seenSections[s.title()] = lineNo
+				sections = append(sections, s)
 			}
-			seenSections[s.title()] = lineNo
-			sections = append(sections, s)
 			cur = s
 			seenKeys = map[string]int{}
 			continue
 		}
 		key, value, ok := strings.Cut(line, "=")
 		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-		if !ok || key == "" {
-			return nil, errors.Newf("line %d: %q is neither a [section] header nor key=value", lineNo, line)
-		}
-		if cur == nil {
-			return nil, errors.Newf("line %d: %s=%s comes before any [section] header", lineNo, key, value)
+		switch {
+		case !ok || key == "":
+			probs = append(probs, fmt.Sprintf("line %d: %q is neither a [section] header nor key=value", lineNo, line))
+			continue
+		case cur == nil:
+			probs = append(probs, fmt.Sprintf("line %d: %s=%s comes before any [section] header", lineNo, key, value))
+			continue
 		}
 		if first, dup := seenKeys[key]; dup {
-			return nil, errors.Newf("line %d: %s %s is set twice (first at line %d)", lineNo, cur.title(), key, first)
+			probs = append(probs, fmt.Sprintf("line %d: %s %s is set twice (first at line %d)", lineNo, cur.title(), key, first))
+			continue
 		}
 		seenKeys[key] = lineNo
 		cur.entries = append(cur.entries, optionsEntry{key: key, value: strings.ReplaceAll(value, `\#`, "#"), line: lineNo})
 	}
-	return sections, nil
+	switch len(probs) {
+	case 0:
+		return sections, nil
+	case 1:
+		return nil, errors.New(probs[0])
+	}
+	return nil, errors.Newf("%d problems:\n  %s", len(probs), strings.Join(probs, "\n  "))
 }
 
 // stripOptionsComment cuts line at its first '#' that is not escaped.

@@ -112,6 +112,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	}
 	log.Info("bookie-index starting", "config", c.Source, "ledgerDirectories", strings.Join(c.LedgerDirectories, ","),
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
+	logConfigNotes(log, c)
 
 	storage, dirs, err := openStorage(c, log)
 	if err != nil {
@@ -222,6 +223,7 @@ func openStorage(c *conf.Config, log *slog.Logger) (*bookie.Storage, []httpapi.D
 	for _, d := range storage.Dirs() {
 		dirs = append(dirs, httpapi.Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()})
 		log.Info("entry location index open", "path", d.LocationIndex().Path())
+		logEffectiveOptions(log, d.LocationIndex().Path(), d.LocationIndex().DB())
 	}
 	log.Info("ledger storage open", "directories", len(dirs), "flushInterval", c.FlushInterval, "gcWaitTime", c.GCWaitTime)
 	return storage, dirs, nil
@@ -247,7 +249,7 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storag
 		BookieID:         host,
 		AuthToken:        token,
 		EnableStatistics: c.EnableStatistics,
-		Settings:         c.Settings(),
+		Settings:         withEffectiveOptions(c.Settings(), storage),
 		Storage:          storage,
 		Registry:         registry,
 		Logger:           log,

@@ -135,6 +135,9 @@ func exerciseAdmin(t *testing.T, base string, s serveSetup) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `"httpServerPort" : "0"`)
 	require.NotContains(t, body, s.token)
+	// The effective engine options, next to the configured keys.
+	require.Contains(t, body, `"bookieIndex.entryLocation.writeBufferSize" : "4194304"`)
+	require.Contains(t, body, `"bookieIndex.entryLocation.blockCacheCapacity" : "268435456"`)
 
 	code, scrape := request(t, http.MethodGet, base+"/metrics", "", "")
 	require.Equal(t, http.StatusOK, code)
@@ -175,7 +178,7 @@ func (b *syncBuffer) String() string {
 // TestServeInProcess runs serve in-process (so that -race sees it), with
 // the periodic compaction on, and stops it by cancelling its context.
 func TestServeInProcess(t *testing.T) {
-	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1")
+	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1", "journalDirectories=/tmp/journal", "flushIntervl=5")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr syncBuffer
@@ -207,6 +210,13 @@ func TestServeInProcess(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 	require.Contains(t, stderr.String(), "msg=stopped")
+	// One line of effective options per index.
+	require.Equal(t, 2, strings.Count(stderr.String(), `msg="entry location index effective options"`), stderr.String())
+	require.Contains(t, stderr.String(), "writeBufferSize=4194304")
+	// The keys the file sets that serve does not use.
+	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys recognized but not used by bookie-index: journalDirectories"`)
+	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)
+	require.Contains(t, stderr.String(), `is not used by bookie-index; did you mean \"flushInterval\"?`)
 
 	// The indexes were closed: they open again.
 	for _, p := range s.locations {
