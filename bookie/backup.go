@@ -24,8 +24,8 @@ type IndexCheckpoint struct {
 // location and ledgers indexes under out, while the storage runs: the i-th
 // index directory's go to out/<i>/current/locations and
 // out/<i>/current/ledgers, so that out/<i> can be put in place of the
-// index directory (docs/operations.md, "Backup and restore"). out/<i> must
-// not exist or be empty.
+// index directory (docs/operations.md, "Backup and restore"). out may
+// exist; out/<i>/current/locations and .../ledgers must not.
 //
 // Each directory first checkpoints (its write cache is indexed, its
 // ledgers index flushed), then, holding the checkpoint lock so that no

@@ -21,8 +21,8 @@ type IndexCheckpointer interface {
 
 // serveIndexCheckpoint writes a consistent copy of every directory's entry
 // location and ledgers indexes under ?dir (on the server's file system;
-// absolute; it must not exist or be empty): dir/<i>/current/{locations,
-// ledgers} for the i-th index directory, tables hard-linked (see
+// absolute; it may exist, the checkpoints in it must not):
+// dir/<i>/current/{locations,ledgers} for the i-th index directory, tables hard-linked (see
 // bookie.Storage.CheckpointIndexes and docs/operations.md, "Backup and
 // restore"). It is a mutation: PUT or POST, behind the admin token.
 func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
@@ -36,7 +36,7 @@ func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 	}
 	dir := r.URL.Query().Get("dir")
 	if dir == "" || !filepath.IsAbs(dir) {
-		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter dir=%q must be an absolute path on the server, of a directory that does not exist or is empty.", dir))
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter dir=%q must be an absolute path on the server; the checkpoints go into new directories under it.", dir))
 		return
 	}
 	cp, ok := s.opts.Storage.(IndexCheckpointer)

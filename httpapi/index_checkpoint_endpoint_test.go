@@ -59,7 +59,7 @@ func TestIndexCheckpointEndpoint(t *testing.T) {
 	require.Greater(t, res.Directories[0].LocationsTables, 0)
 	code, body = do(t, s, http.MethodPut, url, "", auth...)
 	require.Equal(t, http.StatusInternalServerError, code)
-	require.Contains(t, body, "exists and is not empty")
+	require.Contains(t, body, "exists (a checkpoint goes into a new directory)")
 
 	// Written after the checkpoint: not in it.
 	require.NoError(t, st.AddEntry(1, 20, []byte("late")))

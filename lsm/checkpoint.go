@@ -3,6 +3,7 @@ package lsm
 import (
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
@@ -27,20 +28,25 @@ type CheckpointInfo struct {
 }
 
 // Checkpoint writes a consistent copy of the DB, as of the call, into dir,
-// which must not exist or be empty, while writes go on (RocksDB's
+// a directory that must not exist, while writes go on (RocksDB's
 // Checkpoint). The copy is a database of its own: Open it, or move it in
 // place of a lost one.
 //
 // How (RocksDB's default, log_size_for_flush = 0): the memtables are
 // flushed first, so that the copy needs no WAL; then the tables of the
 // current version, pinned against deletion by compactions, are hard-linked
-// into dir (copied if the link fails, e.g. across file systems), and a new
-// manifest describing exactly them is written, with CURRENT, durably. A
-// table is immutable, so a link shares its blocks with the live DB until a
-// compaction deletes the original; the checkpoint then owns them alone.
-// The copy holds every write acknowledged before the call and, of the
-// writes concurrent with it, a prefix in sequence order: the version's
-// tables hold the flushed memtables, which are flushed oldest first.
+// (copied if the link fails, e.g. across file systems), and a new manifest
+// describing exactly them is written, with CURRENT. A table is immutable,
+// so a link shares its blocks with the live DB until a compaction deletes
+// the original; the checkpoint then owns them alone. The copy holds every
+// write acknowledged before the call and, of the writes concurrent with
+// it, a prefix in sequence order: the version's tables hold the flushed
+// memtables, which are flushed oldest first.
+//
+// Everything is written into dir + ".tmp", synced, and renamed to dir at
+// the end, as RocksDB does: dir appears complete or not at all. A failure
+// removes the staging directory; a crash leaves it (a later Checkpoint to
+// the same dir refuses until it is removed).
 //
 // A read-only DB is not flushed (it writes nothing): its unflushed WALs
 // are copied whole instead, with their synced-length marks, and replay
@@ -51,14 +57,42 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 		return info, errors.Wrap(ErrClosed, "lsm: Checkpoint")
 	}
 	fs := d.fs
-	if names, err := fs.List(dir); err == nil && len(names) > 0 {
-		return info, errors.Newf("lsm: checkpoint directory %s exists and is not empty", dir)
+	staging := filepath.Clean(dir) + ".tmp"
+	for _, p := range []string{dir, staging} {
+		if _, err := fs.Stat(p); err == nil {
+			return info, errors.Newf("lsm: checkpoint directory %s exists (a checkpoint goes into a new directory)", p)
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return info, errors.Wrapf(err, "lsm: checkpoint directory %s", p)
+		}
 	}
 	if !d.opts.ReadOnly {
 		if err := d.Flush(); err != nil {
 			return info, errors.Wrap(err, "lsm: Checkpoint: flushing the memtables")
 		}
 	}
+	if err := fs.MkdirAll(staging, 0o755); err != nil {
+		return info, errors.Wrapf(err, "lsm: creating checkpoint directory %s", staging)
+	}
+	if err := d.writeCheckpoint(staging, &info); err != nil {
+		_ = fs.RemoveAll(staging)
+		return info, err
+	}
+	if err := fs.Rename(staging, dir); err != nil {
+		_ = fs.RemoveAll(staging)
+		return info, errors.Wrapf(err, "lsm: checkpoint: renaming %s to %s", staging, dir)
+	}
+	if err := syncDirOf(fs, filepath.Dir(filepath.Clean(dir))); err != nil {
+		return info, err
+	}
+	d.opts.Logger.Info("lsm: checkpoint written", "dir", dir, "tables", info.Tables, "bytes", info.Bytes,
+		"linked", info.Linked, "wals", info.WALs, "lastSeqNum", info.LastSeqNum)
+	return info, nil
+}
+
+// writeCheckpoint writes the checkpoint's files into the (new, empty)
+// directory dir and syncs it.
+func (d *DB) writeCheckpoint(dir string, info *CheckpointInfo) error {
+	fs := d.fs
 	// The read state's reference keeps the version's tables from being
 	// deleted until they are linked.
 	rs := d.loadReadState()
@@ -68,9 +102,6 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 	logNumber := d.mu.versions.LogNumber()
 	d.mu.Unlock()
 
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return info, errors.Wrapf(err, "lsm: creating checkpoint directory %s", dir)
-	}
 	edit := &manifest.VersionEdit{}
 	var maxFileNum uint64
 	for level := range manifest.NumLevels {
@@ -82,7 +113,7 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 			dst := manifest.FilePath(dir, manifest.FileKindTable, t.FileNum)
 			linked, err := linkOrCopy(fs, src, dst)
 			if err != nil {
-				return info, err
+				return err
 			}
 			if linked {
 				info.Linked++
@@ -101,7 +132,7 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 	if d.opts.ReadOnly {
 		n, maxWAL, err := d.copyUnflushedWALs(dir, logNumber)
 		if err != nil {
-			return info, err
+			return err
 		}
 		info.WALs = n
 		if n > 0 {
@@ -117,26 +148,20 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 
 	// Create writes an empty manifest (file number 1: no table or WAL of
 	// the source has it, the source's own first manifest took it) and
-	// CURRENT; the edit then adds the tables, synced.
+	// CURRENT, syncing the directory; the edit then adds the tables,
+	// synced.
 	vs, err := manifest.Create(fs, dir, &manifest.Options{MaxManifestSize: d.opts.MaxManifestFileSize})
 	if err != nil {
-		return info, errors.Wrapf(err, "lsm: writing the checkpoint's manifest in %s", dir)
+		return errors.Wrapf(err, "lsm: writing the checkpoint's manifest in %s", dir)
 	}
 	err = vs.LogAndApply(edit)
 	if cerr := vs.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return info, errors.Wrapf(err, "lsm: writing the checkpoint's manifest in %s", dir)
+		return errors.Wrapf(err, "lsm: writing the checkpoint's manifest in %s", dir)
 	}
-	// The links were made before Create synced the directory; sync again
-	// in case a copy came after.
-	if err := syncDirOf(fs, dir); err != nil {
-		return info, err
-	}
-	d.opts.Logger.Info("lsm: checkpoint written", "dir", dir, "tables", info.Tables, "bytes", info.Bytes,
-		"linked", info.Linked, "wals", info.WALs, "lastSeqNum", info.LastSeqNum)
-	return info, nil
+	return syncDirOf(fs, dir)
 }
 
 // copyUnflushedWALs copies the WALs numbered logNumber and up, with their

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,18 +156,22 @@ func TestCheckpointReadOnly(t *testing.T) {
 	require.Equal(t, uint64(300), checkpointPrefix(t, fs, "cp"))
 }
 
-// TestCheckpointRefusesNonEmptyDir: a checkpoint never writes into a
-// directory holding files, nor on a closed DB.
-func TestCheckpointRefusesNonEmptyDir(t *testing.T) {
+// TestCheckpointRefusesExistingDir: a checkpoint goes into a new
+// directory, never into one that exists (or the staging directory of an
+// interrupted one), and not from a closed DB.
+func TestCheckpointRefusesExistingDir(t *testing.T) {
 	fs := NewMemFS()
 	d, err := Open("db", smallOptions(fs))
 	require.NoError(t, err)
 	_, err = d.Checkpoint("db")
-	require.ErrorContains(t, err, "exists and is not empty")
+	require.ErrorContains(t, err, "exists (a checkpoint goes into a new directory)")
 	_, err = d.Checkpoint("cp")
 	require.NoError(t, err)
 	_, err = d.Checkpoint("cp")
-	require.ErrorContains(t, err, "exists and is not empty")
+	require.ErrorContains(t, err, "exists (a checkpoint goes into a new directory)")
+	require.NoError(t, fs.MkdirAll("cp3.tmp", 0o755))
+	_, err = d.Checkpoint("cp3")
+	require.ErrorContains(t, err, "checkpoint directory cp3.tmp exists")
 	require.NoError(t, d.Close())
 	_, err = d.Checkpoint("cp2")
 	require.True(t, errors.Is(err, ErrClosed), "%v", err)
@@ -189,4 +194,77 @@ func TestCheckpointCrash(t *testing.T) {
 	crashed := mem.CrashClone(vfs.CrashOptions{})
 	require.NoError(t, d.Close())
 	require.Equal(t, uint64(5000), checkpointPrefix(t, crashed, "cp"))
+}
+
+// TestCheckpointFaults: when hard links fail the tables are copied; every
+// other failure of a file operation of the checkpoint fails it, leaves
+// neither the checkpoint nor its staging directory, and leaves the source
+// serving. Each operation of a checkpoint is failed in turn.
+func TestCheckpointFaults(t *testing.T) {
+	mem := vfs.NewMem()
+	var fail atomic.Int64 // fail the n-th operation in a checkpoint directory; -1: none
+	var ops atomic.Int64
+	fail.Store(-1)
+	linkFails := atomic.Bool{}
+	fs := vfs.NewErrorFS(mem, vfs.InjectorFunc(func(op vfs.Op) error {
+		if !strings.Contains(op.Path+op.NewPath, "cp") {
+			return nil
+		}
+		if op.Kind == vfs.OpLink && linkFails.Load() {
+			return vfs.ErrInjected
+		}
+		if ops.Add(1)-1 == fail.Load() {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	d, err := Open("db", smallOptions(fs))
+	require.NoError(t, err)
+	defer d.Close()
+	var b Batch
+	for i := uint64(0); i < 3000; i++ {
+		b.Reset()
+		b.Set(checkpointKey(i), []byte(fmt.Sprintf("v%d", i)))
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+
+	linkFails.Store(true)
+	info, err := d.Checkpoint("cp-copied")
+	require.NoError(t, err)
+	require.Greater(t, info.Tables, 0)
+	require.Zero(t, info.Linked, "every link failed: copies")
+	linkFails.Store(false)
+	require.Equal(t, uint64(3000), checkpointPrefix(t, mem, "cp-copied"))
+
+	ops.Store(0)
+	_, err = d.Checkpoint("cp-count")
+	require.NoError(t, err)
+	total := ops.Load()
+	require.Greater(t, total, int64(5))
+	for n := int64(0); n < total; n++ {
+		ops.Store(0)
+		fail.Store(n)
+		dir := fmt.Sprintf("cp-%d", n)
+		_, err := d.Checkpoint(dir)
+		fail.Store(-1)
+		if err == nil {
+			// The failed operation was one whose failure is harmless (a
+			// failed link is copied instead): the checkpoint is whole.
+			require.Equal(t, uint64(3000), checkpointPrefix(t, mem, dir), "operation %d", n)
+			continue
+		}
+		require.True(t, errors.Is(err, vfs.ErrInjected), "operation %d: %v", n, err)
+		for _, p := range []string{dir, dir + ".tmp"} {
+			_, serr := mem.Stat(p)
+			if p == dir && serr == nil {
+				// Only the final directory sync can fail after the
+				// rename: the checkpoint is there and whole.
+				require.Equal(t, uint64(3000), checkpointPrefix(t, mem, dir), "operation %d", n)
+				continue
+			}
+			require.Error(t, serr, "operation %d left %s", n, p)
+		}
+	}
+	_, err = d.Get(checkpointKey(42))
+	require.NoError(t, err, "the source still serves")
 }

@@ -186,7 +186,7 @@ func TestDBCheckpointCommand(t *testing.T) {
 	require.Contains(t, mustRun(t, "db", "check", out), "OK")
 	code, _, errOut := runCmd("db", "checkpoint", dir, out)
 	require.Equal(t, 1, code)
-	require.Contains(t, errOut, "exists and is not empty")
+	require.Contains(t, errOut, "exists (a checkpoint goes into a new directory)")
 
 	// Restore: the checkpoint replaces the lost original and reads.
 	require.NoError(t, os.RemoveAll(dir))
