@@ -24,6 +24,7 @@
 //	/api/v1/ledger/last_entry?ledgerId=     GET    {"ledgerId", "entryId", "size", "payload" (base64)}, 404 if none
 //	/api/v1/ledger?ledgerId=                DELETE delete a ledger: {"ledgerId", "existed"}
 //	/api/v1/bookie/checkpoint               PUT    checkpoint every directory; answers once every entry written before is durable
+//	/api/v1/bookie/index_checkpoint?dir=    PUT, POST copy every directory's indexes into new directories under dir (tables hard-linked)
 //
 // A write rejected because the write cache stayed full gets 503 with
 // Retry-After; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a

@@ -42,4 +42,13 @@
 // manifest write or compaction with backoff and takes writes again once a
 // retry succeeds, without a restart (background_error.go; ErrNoSpace,
 // DB.BackgroundError).
+//
+// # Checkpoints and dumps
+//
+// Checkpoint writes a consistent copy of an open DB into a new directory
+// while writes go on: it flushes the memtables, hard-links the tables of
+// the current version and writes a manifest naming exactly them
+// (checkpoint.go). DumpManifest and DumpWAL read a directory's manifest
+// and WALs record by record with the decoders recovery uses, for tools
+// (dump.go).
 package lsm
