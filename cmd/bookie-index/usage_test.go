@@ -216,3 +216,19 @@ func TestPlainProgress(t *testing.T) {
 	}
 	require.Equal(t, "load 10%\nrow 1\n", buf.String())
 }
+
+// TestDBWALTornTail: a WAL cut short dumps its whole records and says
+// where they end and what follows.
+func TestDBWALTornTail(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "db")
+	buildDB(t, dir, 4, 10)
+	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	require.NoError(t, err)
+	require.Len(t, logs, 1)
+	st, err := os.Stat(logs[0])
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(logs[0], st.Size()-3))
+	out := mustRun(t, "db", "wal", dir)
+	require.NotContains(t, out, "RANGEDEL", "the cut batch is not dumped")
+	require.Contains(t, out, "records end at 0: ")
+}
