@@ -3,6 +3,7 @@ package bookie
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,6 +55,7 @@ func TestCheckpointIndexesDuringWrites(t *testing.T) {
 		}
 	}()
 	for added.Load() < 3000 {
+		runtime.Gosched()
 	}
 	before := added.Load()
 	res, err := st.CheckpointIndexes("backup")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +75,7 @@ func TestCheckpointDuringWrites(t *testing.T) {
 	before := make([]uint64, checkpoints)
 	for i := range checkpoints {
 		for acked.Load() < uint64(i+1)*2000 {
-			// let the writer get ahead (and the memtables flush)
+			runtime.Gosched() // let the writer get ahead (and the memtables flush)
 		}
 		before[i] = acked.Load()
 		info, err := d.Checkpoint(fmt.Sprintf("cp%d", i))
