@@ -23,7 +23,7 @@ import (
 // database directory no process has open, read-only.
 func dbCommands() []subcommand {
 	return []subcommand{
-		{"props", "DIR [--json]", "levels, tables, bytes, entries", dbProps},
+		{"props", "DIR [--json] [--hex]", "levels, tables, bytes, entries; each table's key range", dbProps},
 		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", dbGet},
 		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", dbFloor},
 		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", dbScan},
@@ -262,6 +262,7 @@ type dbPropsJSON struct {
 func dbProps(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db props", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	asHex := fs.Bool("hex", false, "print the tables' key ranges in hex")
 	d, pos, err := openDBArg("props", args, stderr, fs, 1)
 	if err != nil {
 		return err
@@ -308,7 +309,7 @@ func dbProps(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, t := range tables {
 		fmt.Fprintf(w, "  L%d %s %d bytes, %d entries, keys %s .. %s, seqnums %d..%d\n", t.Level, t.Path, t.Size, t.Entries,
-			formatKey(t.Smallest), formatKey(t.Largest), t.SmallestSeqNum, t.LargestSeqNum)
+			formatKeyIn(t.Smallest, *asHex), formatKeyIn(t.Largest, *asHex), t.SmallestSeqNum, t.LargestSeqNum)
 	}
 	return w.Flush()
 }

@@ -41,6 +41,9 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.err.Error() }
 
+// Unwrap lets errors.Is and errors.As see the error carried.
+func (e *exitError) Unwrap() error { return e.err }
+
 func usageErrorf(format string, args ...interface{}) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
@@ -109,20 +112,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, help.text())
 		return 0
 	}
-	code := 1
+	code, cmd := 1, args[0]
 	var e *exitError
 	if errors.As(err, &e) {
 		code = e.code
-	}
-	if code == 2 {
-		cmd := args[0]
 		if e.cmd != "" {
 			cmd = e.cmd
 		}
+	}
+	if code == 2 {
 		fmt.Fprintf(stderr, "bookie-index %s: %v (run 'bookie-index %s -h' for usage)\n", cmd, oneLine(err), cmd)
 		return code
 	}
-	fmt.Fprintf(stderr, "bookie-index %s: %v\n", args[0], err)
+	fmt.Fprintf(stderr, "bookie-index %s: %v\n", cmd, err)
 	return code
 }
 

@@ -155,9 +155,17 @@ func runSubcommand(group, intro string, args []string, stdout, stderr io.Writer,
 		}
 		err := s.run(args[1:], stdout, stderr)
 		err = withHelpHeader(err, fmt.Sprintf("usage: bookie-index %s %s %s\n\n%s\n", group, s.name, s.args, s.summary))
+		var h *helpRequested
 		var e *exitError
-		if errors.As(err, &e) && e.code == 2 && e.cmd == "" {
-			e.cmd = group + " " + s.name
+		switch {
+		case err == nil || errors.As(err, &h):
+		case errors.As(err, &e):
+			if e.cmd == "" {
+				e.cmd = group + " " + s.name
+			}
+		default:
+			// A failure (exit 1) names the subcommand too.
+			err = &exitError{code: 1, err: err, cmd: group + " " + s.name}
 		}
 		return err
 	}

@@ -113,6 +113,12 @@ func TestPositionalArguments(t *testing.T) {
 	require.Equal(t, want, mustRun(t, "db", "get", dir, "2:4"))
 	require.Equal(t, want, mustRun(t, "db", "get", dir, "00000000000000020000000000000004"))
 	require.Equal(t, want, mustRun(t, "db", "get", dir, "0x00000000000000020000000000000004"))
+	// A failure names the subcommand too.
+	code, _, errOut = runCmd("db", "wal", filepath.Join(dir, "nope"))
+	require.Equal(t, 1, code)
+	require.Equal(t, "bookie-index db wal: "+filepath.Join(dir, "nope")+": no such database directory\n", errOut)
+	require.Contains(t, mustRun(t, "db", "props", dir, "--hex"), "keys 00000000000000000000000000000000 .. ")
+
 	code, _, errOut = runCmd("db", "get", dir, "zz")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `KEY "zz" is neither LEDGER:ENTRY nor a key in hex`)
