@@ -139,6 +139,21 @@ func exerciseAdmin(t *testing.T, base string, s serveSetup) {
 	require.Contains(t, body, `"bookieIndex.entryLocation.writeBufferSize" : "4194304"`)
 	require.Contains(t, body, `"bookieIndex.entryLocation.blockCacheCapacity" : "268435456"`)
 
+	// A backup of the indexes while the service runs: one checkpoint per
+	// directory, which opens as a database holding the entries.
+	backup := filepath.Join(t.TempDir(), "backup")
+	code, _ = request(t, http.MethodPut, base+"/api/v1/bookie/index_checkpoint?dir="+backup, "", "")
+	require.Equal(t, http.StatusUnauthorized, code)
+	code, body = request(t, http.MethodPut, base+"/api/v1/bookie/index_checkpoint?dir="+backup, "", s.token)
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"checkpoint" : "done"`)
+	for i := range s.locations {
+		locations := filepath.Join(backup, fmt.Sprint(i), "current", "locations")
+		require.Contains(t, body, `"checkpoint" : "`+filepath.Dir(locations)+`"`)
+		require.Contains(t, mustRun(t, "db", "check", locations), "OK")
+		require.Contains(t, mustRun(t, "db", "check", filepath.Join(filepath.Dir(locations), "ledgers")), "OK")
+	}
+
 	code, scrape := request(t, http.MethodGet, base+"/metrics", "", "")
 	require.Equal(t, http.StatusOK, code)
 	indexDir := filepath.Join(s.root, "i1", "current")
