@@ -14,6 +14,9 @@ const (
 	// KindRangeDelete is a range tombstone: the key is the inclusive start,
 	// the value the exclusive end of the deleted user-key range.
 	KindRangeDelete Kind = 2
+	// KindMerge is a merge operand: the value is combined with the older
+	// versions of the key by the DB's merge operator when it is read.
+	KindMerge Kind = 3
 
 	// KindMax is the largest kind byte. A seek key built with KindMax sorts
 	// before every entry of the same user key and sequence number.
@@ -29,6 +32,8 @@ func (k Kind) String() string {
 		return "SET"
 	case KindRangeDelete:
 		return "RANGEDEL"
+	case KindMerge:
+		return "MERGE"
 	}
 	return "UNKNOWN"
 }

@@ -57,6 +57,10 @@ type Batch struct {
 	seqNum base.SeqNum
 	// err is the first invalid operation's error.
 	err error
+	// merges is the number of Merge operations in data, so that the
+	// committer can refuse them without decoding when the DB has no merge
+	// operator.
+	merges uint32
 }
 
 // Set records that key maps to value.
@@ -70,6 +74,21 @@ func (b *Batch) Set(key, value []byte) {
 		return
 	}
 	b.appendOp(base.KindSet, key, value, true /* hasValue */)
+}
+
+// Merge records a merge operand for key: the DB's merge operator combines
+// it with the older versions of key when the key is read or compacted.
+func (b *Batch) Merge(key, operand []byte) {
+	if !b.checkKey(base.KindMerge, key, "key") {
+		return
+	}
+	if len(operand) > MaxValueSize {
+		b.fail(errors.Newf("batch: Merge (op %d): operand of %d bytes exceeds MaxValueSize (%d)",
+			b.count, len(operand), MaxValueSize))
+		return
+	}
+	b.appendOp(base.KindMerge, key, operand, true /* hasValue */)
+	b.merges++
 }
 
 // Delete records a point tombstone for key.
@@ -122,6 +141,8 @@ func opName(kind base.Kind) string {
 		return "Delete"
 	case base.KindRangeDelete:
 		return "DeleteRange"
+	case base.KindMerge:
+		return "Merge"
 	}
 	return kind.String()
 }
@@ -160,6 +181,9 @@ func (b *Batch) allocate(n int) []byte {
 
 // Count returns the number of operations recorded.
 func (b *Batch) Count() int { return int(b.count) }
+
+// HasMerge reports whether the batch holds a Merge operation.
+func (b *Batch) HasMerge() bool { return b.merges > 0 }
 
 // Empty reports whether the batch holds no operations.
 func (b *Batch) Empty() bool { return b.count == 0 }

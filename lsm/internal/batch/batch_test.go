@@ -45,7 +45,9 @@ func randomKey(rng *rand.Rand) []byte {
 func randomOps(rng *rand.Rand, n int) []op {
 	ops := make([]op, 0, n)
 	for len(ops) < n {
-		switch rng.Intn(3) {
+		switch rng.Intn(4) {
+		case 3:
+			ops = append(ops, op{kind: base.KindMerge, key: randomKey(rng), value: randomKey(rng)})
 		case 0:
 			ops = append(ops, op{kind: base.KindSet, key: randomKey(rng), value: randomKey(rng)})
 		case 1:
@@ -73,6 +75,8 @@ func build(b *Batch, ops []op) {
 			b.Delete(o.key)
 		case base.KindRangeDelete:
 			b.DeleteRange(o.key, o.value)
+		case base.KindMerge:
+			b.Merge(o.key, o.value)
 		}
 	}
 }

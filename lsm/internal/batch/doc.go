@@ -1,5 +1,5 @@
-// Package batch encodes write batches: ordered lists of Set, Delete and
-// DeleteRange operations that the engine applies atomically. The encoding a
+// Package batch encodes write batches: ordered lists of Set, Delete,
+// DeleteRange and Merge operations that the engine applies atomically. The encoding a
 // Batch builds (its Repr) is written unchanged as the payload of one WAL
 // record, so it is a persisted format.
 //
@@ -22,12 +22,13 @@
 //	+-----------+------------------+-----------+--------------------+-------------+
 //	| kind (1B) | keyLen (uvarint) | key       | valueLen (uvarint) | value       |
 //	+-----------+------------------+-----------+--------------------+-------------+
-//	                                           |<- Set and RangeDelete only ----->|
+//	                                           |<- Set, RangeDelete, Merge only ->|
 //
-// kind is a base.Kind byte: base.KindDelete (0), base.KindSet (1) or
-// base.KindRangeDelete (2). A Delete has no value. The value of a
-// RangeDelete is the exclusive end of the deleted user-key range; its key is
-// the inclusive start.
+// kind is a base.Kind byte: base.KindDelete (0), base.KindSet (1),
+// base.KindRangeDelete (2) or base.KindMerge (3). A Delete has no value. The
+// value of a RangeDelete is the exclusive end of the deleted user-key range;
+// its key is the inclusive start. The value of a Merge is the operand. Kind 3
+// was added after the first release; batches without it decode as before.
 //
 // # Validation
 //
@@ -36,11 +37,11 @@
 // The rules are:
 //
 //   - the header is complete and seqnum+count-1 <= base.SeqNumMax;
-//   - every kind byte is one of the three kinds above;
+//   - every kind byte is one of the four kinds above;
 //   - every length is a minimal uvarint (no redundant 0x80 continuation
 //     bytes), so every valid batch has exactly one encoding;
-//   - keys (and RangeDelete ends) are at most MaxKeySize bytes, Set values at
-//     most MaxValueSize bytes, and no length runs past the end of the input;
+//   - keys (and RangeDelete ends) are at most MaxKeySize bytes, Set values and
+//     Merge operands at most MaxValueSize bytes, and no length runs past the end of the input;
 //   - a RangeDelete's start is strictly less than its end (bytewise);
 //   - exactly count operations fill the input, with no bytes left over.
 //

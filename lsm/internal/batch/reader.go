@@ -100,7 +100,7 @@ func decodeOp(repr []byte, off int, index uint32) (kind base.Kind, key, value []
 	}
 	kind = base.Kind(repr[off])
 	switch kind {
-	case base.KindSet, base.KindDelete, base.KindRangeDelete:
+	case base.KindSet, base.KindDelete, base.KindRangeDelete, base.KindMerge:
 	default:
 		return 0, nil, nil, 0, base.CorruptionErrorf("batch: op %d at offset %d: unknown kind %d",
 			index, off, repr[off])

@@ -7,7 +7,7 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// Memtable is the engine's write buffer: point entries (KindSet, KindDelete)
+// Memtable is the engine's write buffer: point entries (KindSet, KindDelete, KindMerge)
 // and range tombstones (KindRangeDelete, keyed by their inclusive start with
 // the exclusive end as value) in two skiplists that share one arena, so one
 // budget bounds both and ApproximateSize is the single number a flush
@@ -36,7 +36,7 @@ func New(size int) *Memtable {
 	}
 }
 
-// Add records one write: a Set or Delete of key, or, for KindRangeDelete, the
+// Add records one write: a Set, Delete or Merge of key, or, for KindRangeDelete, the
 // deletion of user keys in [key, value). Errors: an unknown kind, a sequence
 // number above base.SeqNumMax, an empty or inverted range, a duplicate
 // (key, seq, kind) (wrapping ErrDuplicateKey) and a full arena (wrapping
@@ -49,7 +49,7 @@ func (m *Memtable) Add(seq base.SeqNum, kind base.Kind, key, value []byte) error
 	}
 	trailer := base.MakeTrailer(seq, kind)
 	switch kind {
-	case base.KindSet, base.KindDelete:
+	case base.KindSet, base.KindDelete, base.KindMerge:
 		return m.points.Add(key, trailer, value)
 	case base.KindRangeDelete:
 		if bytes.Compare(key, value) >= 0 {

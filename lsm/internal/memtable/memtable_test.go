@@ -98,7 +98,7 @@ func TestMemtableAddErrors(t *testing.T) {
 	}{
 		{base.SeqNumMax + 1, base.KindSet, "k", "v", "exceeds the maximum"},
 		{1, base.KindMax, "k", "v", "unknown kind 255"},
-		{1, base.Kind(3), "k", "v", "unknown kind 3"},
+		{1, base.Kind(4), "k", "v", "unknown kind 4"},
 		{1, base.KindRangeDelete, "b", "b", "is empty"},
 		{1, base.KindRangeDelete, "c", "b", "is empty"},
 		{1, base.KindRangeDelete, "", "", "is empty"},
