@@ -15,6 +15,12 @@ func (b *Batch) Set(key, value []byte) { b.b.Set(key, value) }
 // Delete records the deletion of key.
 func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 
+// Merge records a merge operand for key, combined with the key's older
+// value by the DB's Options.MergeOperator when the key is read (see
+// MergeOperator). Apply refuses the batch, changing nothing, on a DB
+// without a merge operator.
+func (b *Batch) Merge(key, operand []byte) { b.b.Merge(key, operand) }
+
 // DeleteRange records the deletion of every key in [start, end).
 func (b *Batch) DeleteRange(start, end []byte) { b.b.DeleteRange(start, end) }
 

@@ -46,6 +46,9 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	if d.opts.ReadOnly {
 		return ErrReadOnly
 	}
+	if b.b.HasMerge() && d.opts.MergeOperator == nil {
+		return errMergeNoOperator
+	}
 	sync := wo != nil && wo.Sync
 	if b.Empty() {
 		d.mu.Lock()
@@ -60,6 +63,12 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	if err != nil {
 		d.commitMu.Unlock()
 		return err
+	}
+	if b.b.HasMerge() {
+		if err := d.bindMergeOperator(); err != nil {
+			d.commitMu.Unlock()
+			return err
+		}
 	}
 	first := d.mu.nextSeq // guarded by commitMu
 	d.mu.nextSeq += count

@@ -275,24 +275,23 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	}
 	var lastKey []byte
 	n := 0
-	for ok := merged.First(); ok; ok = merged.Next() {
-		if n++; n%1024 == 0 && ctx.Err() != nil {
-			return abort(errors.Wrap(ctx.Err(), "lsm: compaction cancelled"))
+	in := newCompactionInput(d, ci, merged)
+	// Keys outside the slice stay in L0: not at the bottom of the tree.
+	in.onKey = func(k []byte) { ci.bottommost = bottommost && c.inSlice(k) }
+	for k, tr, v, ok := in.First(); ok; k, tr, v, ok = in.Next() {
+		if in.steps >= n+1024 { // every 1024 input entries
+			n = in.steps
+			if ctx.Err() != nil {
+				return abort(errors.Wrap(ctx.Err(), "lsm: compaction cancelled"))
+			}
 		}
-		k := merged.UserKey()
-		down := c.inSlice(k)
-		ci.bottommost = bottommost && down
-		tr, keep := ci.keep(k, merged.Trailer())
-		if !keep {
-			continue
-		}
-		if !down {
+		if !c.inSlice(k) {
 			if rem == nil {
 				if rem, err = newOutput(); err != nil {
 					return abort(err)
 				}
 			}
-			if err := rem.add(k, tr, merged.Value()); err != nil {
+			if err := rem.add(k, tr, v); err != nil {
 				return abort(err)
 			}
 			continue
@@ -308,7 +307,7 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 				return abort(err)
 			}
 		}
-		if err := out.add(k, tr, merged.Value()); err != nil {
+		if err := out.add(k, tr, v); err != nil {
 			return abort(err)
 		}
 		lastKey = append(lastKey[:0], k...)

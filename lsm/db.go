@@ -109,6 +109,11 @@ type DB struct {
 
 	metrics dbMetrics
 
+	// merge calls Options.MergeOperator; mergeOperatorBound says the
+	// MERGE-OPERATOR file names it (see merge.go).
+	merge              merger
+	mergeOperatorBound atomic.Bool
+
 	// iterPool recycles iteration states (see iterState).
 	iterPool sync.Pool
 }

@@ -26,12 +26,9 @@ func (d *DB) writeL0Table(m *memTable) (*manifest.TableMeta, error) {
 	}
 	var it memtable.Iterator
 	m.mt.InitPointIter(&it)
-	for ok := it.First(); ok; ok = it.Next() {
-		tr, keep := ci.keep(it.UserKey(), it.Trailer())
-		if !keep {
-			continue
-		}
-		if err := out.add(it.UserKey(), tr, it.Value()); err != nil {
+	in := newCompactionInput(d, ci, &it)
+	for k, tr, v, ok := in.First(); ok; k, tr, v, ok = in.Next() {
+		if err := out.add(k, tr, v); err != nil {
 			out.abort()
 			return nil, err
 		}

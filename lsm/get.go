@@ -48,9 +48,14 @@ var getScratchPool = sync.Pool{New: func() any { return new(getScratch) }}
 // delete older entries: an entry is visible only if no tombstone seen so
 // far, visible at the read's sequence number, is newer than it; and once a
 // tombstone is newer than everything a source holds, the search stops.
-func (d *DB) GetAppend(dst, key []byte, ro *ReadOptions) (_ []byte, err error) {
+func (d *DB) GetAppend(dst, key []byte, ro *ReadOptions) (value []byte, err error) {
 	rs := d.loadReadState()
 	defer func() {
+		if err == errMergeOperand {
+			// The newest entry is a merge operand: the operands and the
+			// value under them are gathered by an iterator (getMerged).
+			value, err = d.getMerged(dst, key, ro)
+		}
 		if err != nil && err != ErrNotFound {
 			err = d.markIfClosed(err)
 		}
@@ -149,9 +154,13 @@ func (d *DB) getFromTable(dst []byte, t *manifest.TableMeta, l *sstable.Lookup, 
 }
 
 // found decides a lookup that met an entry: its value, unless it is a
-// point tombstone or a newer range tombstone covers it.
+// point tombstone or a newer range tombstone covers it. A merge operand
+// not covered returns errMergeOperand.
 func found(dst []byte, tr base.Trailer, value []byte, tomb base.SeqNum) ([]byte, error) {
 	if tr.Kind() != base.KindSet || tr.SeqNum() < tomb {
+		if tr.Kind() == base.KindMerge && tr.SeqNum() >= tomb {
+			return dst, errMergeOperand
+		}
 		return dst, ErrNotFound
 	}
 	return append(dst, value...), nil

@@ -61,6 +61,8 @@ type iterState struct {
 	skips              []skipDeletedIter
 	withSeq            []maxSeqer
 	children           []base.InternalIterator
+	operands           operandStack // a merged key's operands (merge_read.go)
+	mergeBase          []byte       // the value under them, walking backward
 }
 
 // resize returns s with length n, reusing its array when it is big
@@ -361,10 +363,14 @@ func (it *iterState) Error() error {
 	return it.d.markIfClosed(it.merged.Error())
 }
 
-// visible reports whether an entry is seen by the iterator's snapshot and
-// not deleted by a newer range tombstone.
+// deleted reports whether a visible entry hides its key: a point tombstone
+// (or a kind the iterator does not know), or an entry a newer range
+// tombstone deletes.
 func (it *iterState) deleted(key []byte, tr base.Trailer) bool {
-	return tr.Kind() != base.KindSet || it.tombs != nil && it.tombs.Covers(key, tr.SeqNum(), it.seq)
+	if k := tr.Kind(); k != base.KindSet && k != base.KindMerge {
+		return true
+	}
+	return it.tombs != nil && it.tombs.Covers(key, tr.SeqNum(), it.seq)
 }
 
 // findNext moves forward from the merged position to the first live key,
@@ -388,6 +394,9 @@ func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
 			continue
 		}
 		it.key = append(it.key[:0], k...)
+		if tr.Kind() == base.KindMerge {
+			return it.mergeForward()
+		}
 		it.value = append(it.value[:0], m.Value()...)
 		it.valid, it.reverse = true, false
 		return true
@@ -397,10 +406,14 @@ func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
 }
 
 // findPrev moves backward from the merged position to the last live key;
-// it leaves merged before that key's entries.
+// it leaves merged before that key's entries. A key's entries come oldest
+// first, so each visible one replaces the candidate (a Set or Delete) or
+// stacks on it (a merge operand, see mergeBackward).
 func (it *iterState) findPrev() bool {
 	m := &it.merged
-	have := false // key/value hold a live candidate
+	have := false    // key/value hold a live candidate
+	merging := false // ... made of it.operands over it.mergeBase
+	hasBase := false // the candidate's operands stack on a Set
 	for m.Valid() {
 		k, tr := m.UserKey(), m.Trailer()
 		if it.lower != nil && bytes.Compare(k, it.lower) < 0 {
@@ -410,16 +423,33 @@ func (it *iterState) findPrev() bool {
 			if have && bytes.Compare(k, it.key) < 0 {
 				break // the candidate's newest visible version is decided
 			}
-			if it.deleted(k, tr) {
-				have = false
+			switch {
+			case it.deleted(k, tr):
+				have, merging = false, false
 				it.key = append(it.key[:0], k...)
-			} else {
+			case tr.Kind() == base.KindMerge:
+				if !merging {
+					// On a Set of this key (have), or on nothing.
+					hasBase = have
+					if have {
+						it.mergeBase = append(it.mergeBase[:0], it.value...)
+					}
+					it.operands.reset()
+					merging = true
+				}
 				have = true
+				it.key = append(it.key[:0], k...)
+				it.operands.push(m.Value(), tr.SeqNum())
+			default:
+				have, merging = true, false
 				it.key = append(it.key[:0], k...)
 				it.value = append(it.value[:0], m.Value()...)
 			}
 		}
 		m.Prev()
+	}
+	if merging && !it.mergeBackward(hasBase) {
+		have = false
 	}
 	it.valid, it.reverse = have, true
 	return have

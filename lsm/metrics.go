@@ -21,6 +21,7 @@ type dbMetrics struct {
 	filesDeleted                        atomic.Int64
 	// Out-of-space failures (see background_error.go).
 	noSpaceErrors, noSpaceRetries, noSpaceRecoveries atomic.Int64
+	mergeNanos                                       atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
 }
@@ -84,6 +85,10 @@ type Metrics struct {
 	WriteSlowdowns, WriteStops          int64
 	// StallNanos and CommitNanos are timed only with EnableStatistics.
 	StallNanos, CommitNanos int64
+	// MergeTimeNanos is the time spent in the merge operator (FullMerge
+	// and PartialMerge, on reads, flushes and compactions); measured only
+	// with EnableStatistics, 0 otherwise.
+	MergeTimeNanos int64
 
 	Gets, Iterators int64
 	// RangeDeletionSkips counts seeks past runs of entries deleted by a
@@ -141,6 +146,7 @@ func (d *DB) Metrics() Metrics {
 	m.WriteSlowdowns, m.WriteStops, m.StallNanos, m.CommitNanos = c.writeSlowdowns.Load(), c.writeStops.Load(), c.stallNanos.Load(), c.commitNanos.Load()
 	m.Gets, m.Iterators, m.RangeDeletionSkips = c.gets.Load(), c.iterators.Load(), c.rangeDelSkips.Load()
 	m.ObsoleteFilesGone = c.filesDeleted.Load()
+	m.MergeTimeNanos = c.mergeNanos.Load()
 	m.LastSeqNum = d.visibleSeq.Load()
 	d.mu.Lock()
 	m.Snapshots = len(d.mu.snapshots)

@@ -78,6 +78,21 @@ func modelOptionSets() []modelOptionSet {
 			o.MaxBackgroundJobs = 4
 			return o
 		}},
+		// Merge operands with an operator whose partial merges always
+		// succeed (max) and one that declines long ones and whose result
+		// depends on the operands' order (append).
+		{"merge-max", func(fs FS) *Options {
+			o := smallOptions(fs)
+			o.MergeOperator = maxMerge{}
+			o.Level0FileNumCompactionTrigger = 1
+			return o
+		}},
+		{"merge-append", func(fs FS) *Options {
+			o := smallOptions(fs)
+			o.MergeOperator = appendMerge{}
+			o.TableLayout = TableLayoutFull
+			return o
+		}},
 	}
 }
 
@@ -100,6 +115,7 @@ func runModel(t *testing.T, seed int64, opts func(FS) *Options) {
 	d, err := Open("db", opts(fs))
 	require.NoError(t, err)
 	m := model{}
+	mergeOp := opts(fs).MergeOperator
 	var snaps []openSnapshot
 	deadline := time.Now().Add(*modelDuration)
 	steps := 1500
@@ -119,7 +135,16 @@ func runModel(t *testing.T, seed int64, opts func(FS) *Options) {
 			next := m.clone()
 			for n := 1 + rng.Intn(20); n > 0; n-- {
 				k := modelKey(rng)
-				switch rng.Intn(10) {
+				op := rng.Intn(10)
+				if mergeOp != nil && op >= 5 && rng.Intn(2) == 0 {
+					// Short operands, so that append chains stay short.
+					v := fmt.Sprintf("m%d.%d", step, n)
+					b.Merge(k, []byte(v))
+					old, ok := next[string(k)]
+					next[string(k)] = modelMerge(mergeOp, old, ok, v)
+					continue
+				}
+				switch op {
 				case 0, 1:
 					b.Delete(k)
 					delete(next, string(k))

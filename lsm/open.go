@@ -35,6 +35,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, errors.Newf("lsm: NumLevels %d is above the %d levels this version supports", o.NumLevels, manifest.NumLevels)
 	}
 	d := &DB{dir: dir, opts: &o, fs: o.FS, tableOpts: o.TableOptions()}
+	d.merge = newMerger(&o, &d.metrics)
 	d.mu.cond.L = &d.mu.Mutex
 	d.published = sync.NewCond(&d.publishMu)
 	d.mu.snapshots = make(map[*Snapshot]struct{})
@@ -88,6 +89,9 @@ func (d *DB) open() error {
 	}
 	vs := d.mu.versions
 	d.logManifestRecovery(vs.RecoveryInfo())
+	if err := d.checkMergeOperator(); err != nil {
+		return err
+	}
 
 	// Replay the WALs at or after the manifest's log number, in order.
 	names, err := fs.List(dir)

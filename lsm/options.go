@@ -164,9 +164,16 @@ type Options struct {
 	// on until one succeeds or the DB closes. Default 5 s.
 	NoSpaceRetryMaxInterval time.Duration
 
-	// EnableStatistics turns on timing measurements (stall and sync
-	// durations). Counters are always kept; timers cost clock reads.
+	// EnableStatistics turns on timing measurements (stall, commit and
+	// merge operator durations). Counters are always kept; timers cost
+	// clock reads, and with EnableStatistics off no read path reads a clock.
 	EnableStatistics bool
+
+	// MergeOperator (merge_operator) combines the operands of Batch.Merge
+	// with older values. nil: a batch holding a Merge is refused. Its name
+	// is persisted with the first merge operand; the DB then refuses to
+	// open with another operator or none.
+	MergeOperator MergeOperator
 }
 
 // WALRecoveryMode says what Open does with a WAL that does not replay to its

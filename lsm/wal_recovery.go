@@ -163,6 +163,9 @@ func (d *DB) replayWALs(nums []uint64, mem *memTable, recovered *[]*memTable, ma
 			if !ok {
 				return nil
 			}
+			if kind == base.KindMerge && d.opts.MergeOperator == nil {
+				return errors.Wrapf(errMergeNoOperator, "key %q", key)
+			}
 			if err := mem.add(seq, kind, key, value); err != nil {
 				return err
 			}
