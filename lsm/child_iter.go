@@ -28,7 +28,10 @@ type maxSeqer interface {
 // tombstone's fragment instead of stepping through it. Every entry the
 // child holds around its position has a sequence number at most
 // currentMaxSeq, so a fragment visible at a newer sequence number deletes
-// all of them. This is what keeps a floor lookup or a scan over a deleted
+// all of them. One visible at exactly currentMaxSeq does too: no point
+// entry shares a sequence number with a written range tombstone, and the
+// only one that can share it with a tombstone converted from a run
+// (tombstone_conversion.go) is a point tombstone of that run. This is what keeps a floor lookup or a scan over a deleted
 // ledger from crawling through its entries until compaction removes them.
 type skipDeletedIter struct {
 	maxSeqer
@@ -37,10 +40,17 @@ type skipDeletedIter struct {
 	skipped *int64 // counts skips, for metrics
 }
 
+// deletesAll reports whether fragment f deletes every entry of the child
+// within it.
+func (s *skipDeletedIter) deletesAll(f *rangedel.Fragment) bool {
+	v := f.VisibleSeq(s.readSeq)
+	return v > 0 && v >= s.currentMaxSeq()
+}
+
 func (s *skipDeletedIter) forward(ok bool) bool {
 	for ok {
 		f := s.frags.SeekGE(s.UserKey())
-		if f == nil || !f.Contains(s.UserKey()) || f.VisibleSeq(s.readSeq) <= s.currentMaxSeq() {
+		if f == nil || !f.Contains(s.UserKey()) || !s.deletesAll(f) {
 			return true
 		}
 		*s.skipped++
@@ -52,7 +62,7 @@ func (s *skipDeletedIter) forward(ok bool) bool {
 func (s *skipDeletedIter) backward(ok bool) bool {
 	for ok {
 		f := s.frags.SeekGE(s.UserKey())
-		if f == nil || !f.Contains(s.UserKey()) || f.VisibleSeq(s.readSeq) <= s.currentMaxSeq() {
+		if f == nil || !f.Contains(s.UserKey()) || !s.deletesAll(f) {
 			return true
 		}
 		*s.skipped++

@@ -113,6 +113,9 @@ type DB struct {
 	// MERGE-OPERATOR file names it (see merge.go).
 	merge              merger
 	mergeOperatorBound atomic.Bool
+	// ingestedSeq is the largest sequence number given to an ingested
+	// table since open (written under commitMu; see insertRunTombstone).
+	ingestedSeq atomic.Uint64
 
 	// iterPool recycles iteration states (see iterState).
 	iterPool sync.Pool

@@ -171,6 +171,7 @@ func (d *DB) Ingest(paths []string) error {
 		d.mu.Lock()
 		seq := d.mu.nextSeq
 		d.mu.nextSeq++
+		d.ingestedSeq.Store(uint64(seq)) // see insertRunTombstone
 		d.mu.Unlock()
 		if firstSeq == 0 {
 			firstSeq = seq

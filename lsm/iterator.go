@@ -63,6 +63,11 @@ type iterState struct {
 	children           []base.InternalIterator
 	operands           operandStack // a merged key's operands (merge_read.go)
 	mergeBase          []byte       // the value under them, walking backward
+
+	// minRun is MinTombstonesForRangeConversion (0: off); run the run of
+	// point tombstones being walked (tombstone_conversion.go).
+	minRun int
+	run    tombstoneRun
 }
 
 // resize returns s with length n, reusing its array when it is big
@@ -117,6 +122,10 @@ func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadSt
 		s.upper = s.upperBuf
 	}
 	s.valid, s.reverse, s.err, s.tombs, s.skipped = false, false, nil, nil, 0
+	s.minRun = 0
+	if !d.opts.ReadOnly {
+		s.minRun = d.opts.MinTombstonesForRangeConversion
+	}
 	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats, PeekBlocks: oneCall}
 	v := rs.version
 
@@ -377,6 +386,10 @@ func (it *iterState) deleted(key []byte, tr base.Trailer) bool {
 // skipping keys equal to skip (already returned or decided).
 func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
 	m := &it.merged
+	convert := it.conversionOn()
+	if convert {
+		it.runReset(nil)
+	}
 	for ok := m.Valid(); ok; ok = m.Next() {
 		k, tr := m.UserKey(), m.Trailer()
 		if it.upper != nil && bytes.Compare(k, it.upper) >= 0 {
@@ -389,9 +402,15 @@ func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
 			continue
 		}
 		if it.deleted(k, tr) {
+			if convert {
+				it.runForward(k, it.pointDeleted(k, tr))
+			}
 			skip = append(skip[:0], k...)
 			haveSkip = true
 			continue
+		}
+		if convert {
+			it.runLive(k)
 		}
 		it.key = append(it.key[:0], k...)
 		if tr.Kind() == base.KindMerge {
@@ -401,19 +420,38 @@ func (it *iterState) findNext(skip []byte, haveSkip bool) bool {
 		it.valid, it.reverse = true, false
 		return true
 	}
+	if convert && it.run.count > 0 {
+		it.runForwardDone(skip)
+	}
 	it.valid = false
 	return false
+}
+
+// pointDeleted reports whether a deleted entry is a point tombstone that no
+// range tombstone deletes.
+func (it *iterState) pointDeleted(key []byte, tr base.Trailer) bool {
+	return tr.Kind() == base.KindDelete && (it.tombs == nil || !it.tombs.Covers(key, tr.SeqNum(), it.seq))
 }
 
 // findPrev moves backward from the merged position to the last live key;
 // it leaves merged before that key's entries. A key's entries come oldest
 // first, so each visible one replaces the candidate (a Set or Delete) or
 // stacks on it (a merge operand, see mergeBackward).
-func (it *iterState) findPrev() bool {
+//
+// end is the exclusive end of the keys walked (nil: unbounded), for the
+// conversion of point-tombstone runs.
+func (it *iterState) findPrev(end []byte) bool {
 	m := &it.merged
 	have := false    // key/value hold a live candidate
 	merging := false // ... made of it.operands over it.mergeBase
 	hasBase := false // the candidate's operands stack on a Set
+	// For the conversion: the candidate exists and, when deleted, is so by
+	// a point tombstone.
+	convert := it.conversionOn()
+	haveCand, candPoint := false, false
+	if convert {
+		it.runReset(end)
+	}
 	for m.Valid() {
 		k, tr := m.UserKey(), m.Trailer()
 		if it.lower != nil && bytes.Compare(k, it.lower) < 0 {
@@ -422,6 +460,12 @@ func (it *iterState) findPrev() bool {
 		if tr.SeqNum() <= it.seq {
 			if have && bytes.Compare(k, it.key) < 0 {
 				break // the candidate's newest visible version is decided
+			}
+			if convert {
+				if haveCand && bytes.Compare(k, it.key) < 0 {
+					it.runBackward(it.key, candPoint) // a deleted candidate is decided
+				}
+				haveCand, candPoint = true, it.pointDeleted(k, tr)
 			}
 			switch {
 			case it.deleted(k, tr):
@@ -448,6 +492,12 @@ func (it *iterState) findPrev() bool {
 		}
 		m.Prev()
 	}
+	if convert {
+		if haveCand && !have {
+			it.runBackward(it.key, candPoint)
+		}
+		it.runBackwardDone()
+	}
 	if merging && !it.mergeBackward(hasBase) {
 		have = false
 	}
@@ -470,7 +520,7 @@ func (it *iterState) SeekLT(key []byte) bool {
 		key = it.upper
 	}
 	it.merged.SeekLT(key, base.SeekTrailer(base.SeqNumMax))
-	return it.findPrev()
+	return it.findPrev(key)
 }
 
 // First moves to the first key.
@@ -488,7 +538,7 @@ func (it *iterState) Last() bool {
 		return it.SeekLT(it.upper)
 	}
 	it.merged.Last()
-	return it.findPrev()
+	return it.findPrev(nil)
 }
 
 // Next moves to the next key.
@@ -512,5 +562,5 @@ func (it *iterState) Prev() bool {
 		// merged is at the current key's newest entry: move before it.
 		it.merged.SeekLT(it.key, base.SeekTrailer(base.SeqNumMax))
 	}
-	return it.findPrev()
+	return it.findPrev(it.key)
 }

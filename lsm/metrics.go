@@ -19,9 +19,11 @@ type dbMetrics struct {
 	compactions, compactionBytesIn      atomic.Int64
 	compactionBytesOut, trivialMoves    atomic.Int64
 	filesDeleted                        atomic.Int64
+	mergeNanos                          atomic.Int64
+	readPathTombsInserted               atomic.Int64
+	readPathTombsDiscarded              atomic.Int64
 	// Out-of-space failures (see background_error.go).
 	noSpaceErrors, noSpaceRetries, noSpaceRecoveries atomic.Int64
-	mergeNanos                                       atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
 }
@@ -91,6 +93,12 @@ type Metrics struct {
 	MergeTimeNanos int64
 
 	Gets, Iterators int64
+	// ReadPathRangeTombstonesInserted counts the range tombstones iterators
+	// inserted over runs of point tombstones
+	// (MinTombstonesForRangeConversion); ...Discarded those dropped because
+	// the memtable switched, a commit was in progress or the memtable could
+	// not take them.
+	ReadPathRangeTombstonesInserted, ReadPathRangeTombstonesDiscarded int64
 	// RangeDeletionSkips counts seeks past runs of entries deleted by a
 	// range tombstone (instead of stepping through them).
 	RangeDeletionSkips int64
@@ -147,6 +155,8 @@ func (d *DB) Metrics() Metrics {
 	m.Gets, m.Iterators, m.RangeDeletionSkips = c.gets.Load(), c.iterators.Load(), c.rangeDelSkips.Load()
 	m.ObsoleteFilesGone = c.filesDeleted.Load()
 	m.MergeTimeNanos = c.mergeNanos.Load()
+	m.ReadPathRangeTombstonesInserted = c.readPathTombsInserted.Load()
+	m.ReadPathRangeTombstonesDiscarded = c.readPathTombsDiscarded.Load()
 	m.LastSeqNum = d.visibleSeq.Load()
 	d.mu.Lock()
 	m.Snapshots = len(d.mu.snapshots)

@@ -93,6 +93,14 @@ func modelOptionSets() []modelOptionSet {
 			o.TableLayout = TableLayoutFull
 			return o
 		}},
+		// Iterators convert runs of two or more point tombstones into
+		// range tombstones.
+		{"convert-runs", func(fs FS) *Options {
+			o := smallOptions(fs)
+			o.MinTombstonesForRangeConversion = 2
+			o.MergeOperator = maxMerge{}
+			return o
+		}},
 	}
 }
 
@@ -116,6 +124,7 @@ func runModel(t *testing.T, seed int64, opts func(FS) *Options) {
 	require.NoError(t, err)
 	m := model{}
 	mergeOp := opts(fs).MergeOperator
+	var converted int64 // read-path range tombstones, over reopens
 	var snaps []openSnapshot
 	deadline := time.Now().Add(*modelDuration)
 	steps := 1500
@@ -206,6 +215,7 @@ func runModel(t *testing.T, seed int64, opts func(FS) *Options) {
 				require.NoError(t, s.s.Close())
 			}
 			snaps = nil
+			converted += d.Metrics().ReadPathRangeTombstonesInserted
 			require.NoError(t, d.Close(), what)
 			d, err = Open("db", opts(fs))
 			require.NoError(t, err, what)
@@ -219,8 +229,9 @@ func runModel(t *testing.T, seed int64, opts func(FS) *Options) {
 	for _, s := range snaps {
 		require.NoError(t, s.s.Close())
 	}
-	t.Logf("metrics: levels %v, flushes %d, compactions %d, trivial moves %d",
-		levelTables(d.Metrics()), d.Metrics().ImmutableFlushes, d.Metrics().Compactions, d.Metrics().TrivialMoves)
+	t.Logf("metrics: levels %v, flushes %d, compactions %d, trivial moves %d, read-path range tombstones %d",
+		levelTables(d.Metrics()), d.Metrics().ImmutableFlushes, d.Metrics().Compactions, d.Metrics().TrivialMoves,
+		converted+d.Metrics().ReadPathRangeTombstonesInserted)
 	require.NoError(t, d.Close())
 }
 

@@ -169,6 +169,13 @@ type Options struct {
 	// clock reads, and with EnableStatistics off no read path reads a clock.
 	EnableStatistics bool
 
+	// MinTombstonesForRangeConversion (min_tombstones_for_range_conversion):
+	// an iterator that steps over at least this many consecutive point
+	// tombstones inserts a range tombstone over them into the memtable, so
+	// that later iterations seek past them (see tombstone_conversion.go).
+	// 0, the default, turns it off.
+	MinTombstonesForRangeConversion int
+
 	// MergeOperator (merge_operator) combines the operands of Batch.Merge
 	// with older values. nil: a batch holding a Merge is refused. Its name
 	// is persisted with the first merge operand; the DB then refuses to
@@ -315,6 +322,7 @@ func (o *Options) Validate() error {
 		{o.TargetFileSizeBase < 64<<10, "TargetFileSizeBase %v must be at least 64 KiB", o.TargetFileSizeBase},
 		{o.MaxCompactionBytes < 64<<10, "MaxCompactionBytes %v must be at least 64 KiB", o.MaxCompactionBytes},
 		{o.RangeDeletionCompactionRatio <= 0 || o.RangeDeletionCompactionRatio > 1, "RangeDeletionCompactionRatio %v is out of range (0, 1]", o.RangeDeletionCompactionRatio},
+		{o.MinTombstonesForRangeConversion < 0, "MinTombstonesForRangeConversion %v must not be negative", o.MinTombstonesForRangeConversion},
 		{o.MaxBackgroundJobs < 1 || o.MaxBackgroundJobs > 256, "MaxBackgroundJobs %v is out of range [1, 256]", o.MaxBackgroundJobs},
 		{o.MaxOpenFiles < -1 || o.MaxOpenFiles > 0 && o.MaxOpenFiles < 16, "MaxOpenFiles %v must be -1, 0 (unlimited) or at least 16", o.MaxOpenFiles},
 		{o.WALRecoveryMode > WALRecoveryPointInTime, "WALRecoveryMode %v is not a recovery mode", o.WALRecoveryMode},
