@@ -9,6 +9,13 @@
 // lsm/internal; this package exposes the engine and a few entry points for
 // tools (see table.go).
 //
+// Besides Set, Delete and DeleteRange, a batch may hold merge operands
+// (Batch.Merge), combined with older values by Options.MergeOperator on
+// reads and, where they can be, in flushes and compactions (merge.go). With
+// Options.MinTombstonesForRangeConversion, iterators turn the runs of point
+// tombstones they step over into range tombstones in the memtable
+// (tombstone_conversion.go).
+//
 // # Recovery
 //
 // Open replays the WALs the manifest has not absorbed. Every WAL and
