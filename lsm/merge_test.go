@@ -420,7 +420,19 @@ func TestMergeFullMergeError(t *testing.T) {
 	require.NoError(t, d.Compact(context.Background(), nil, nil))
 	checkReads("compacted")
 	require.NoError(t, d.Close())
+	// Nothing was lost: an operator of the same name that accepts the
+	// operand reads the base and the operand.
+	d, err = Open("db", mergeOptions(fs, fixedMerge{}))
+	require.NoError(t, err)
+	requireGet(t, d, "bad-key", "base+bad", nil)
+	requireGet(t, d, "good", "g+1", nil)
+	require.NoError(t, d.Close())
 }
+
+// fixedMerge is failingMerge's name without the failure.
+type fixedMerge struct{ appendMerge }
+
+func (fixedMerge) Name() string { return "test.failing" }
 
 // TestCrashRecoveryMerge crashes the file system while writers add merge
 // operands to shared counters: after recovery every counter holds exactly
