@@ -32,9 +32,10 @@ type entryIter interface {
 //     is written as operands, newest first, each run under its newest
 //     sequence number.
 //
-// A FullMerge that fails leaves the operands and the entry under them as
-// they were, for reads to report the error with the key: a bad operand
-// must not stop every compaction of the DB.
+// A FullMerge that fails (or a DB without its operator: MERGE-OPERATOR
+// removed) leaves the operands and the entry under them as they were, for
+// reads to report the error with the key: a bad operand must not stop
+// every compaction of the DB, nor lose the value under it.
 type compactionInput struct {
 	ci    *compactionIter
 	in    entryIter
@@ -102,7 +103,7 @@ func (c *compactionInput) Next() (key []byte, tr base.Trailer, value []byte, ok 
 			c.steps++
 			continue
 		}
-		if tr.Kind() != base.KindMerge || c.merge.op == nil {
+		if tr.Kind() != base.KindMerge {
 			c.advance = true
 			return k, out, c.in.Value(), true
 		}

@@ -56,6 +56,11 @@ func newMerger(o *Options, m *dbMetrics) merger {
 
 // fullMerge runs FullMerge; an error names the key and the operator.
 func (m *merger) fullMerge(key, existing []byte, operands [][]byte) ([]byte, error) {
+	if m.op == nil {
+		// Only if MERGE-OPERATOR was removed from a DB holding operands.
+		return nil, errors.Mark(errors.Newf("lsm: key %q has merge operands but Options.MergeOperator is not set", key),
+			ErrMergeOperator)
+	}
 	var v []byte
 	var err error
 	if m.timed {
@@ -74,6 +79,9 @@ func (m *merger) fullMerge(key, existing []byte, operands [][]byte) ([]byte, err
 
 // partialMerge runs PartialMerge.
 func (m *merger) partialMerge(key, older, newer []byte) ([]byte, bool) {
+	if m.op == nil {
+		return nil, false // keep the operands as they are (see fullMerge)
+	}
 	if !m.timed {
 		return m.op.PartialMerge(key, older, newer)
 	}

@@ -357,6 +357,46 @@ func TestMergeOperatorNameChecked(t *testing.T) {
 	require.NoError(t, d.Close())
 }
 
+// TestMergeOperandsWithoutOperatorFile: a DB whose MERGE-OPERATOR file
+// was removed opens without an operator, and reading an operand is an
+// error naming the key, not a panic.
+func TestMergeOperandsWithoutOperatorFile(t *testing.T) {
+	fs := NewMemFS()
+	opts := func(op MergeOperator) *Options {
+		o := mergeOptions(fs, op)
+		o.Level0FileNumCompactionTrigger = 8 // no compaction merges before the file goes
+		return o
+	}
+	d, err := Open("db", opts(maxMerge{}))
+	require.NoError(t, err)
+	apply(t, d, func(b *Batch) { b.Set([]byte("m"), []byte("9")) })
+	require.NoError(t, d.Flush())
+	apply(t, d, func(b *Batch) { b.Merge([]byte("m"), []byte("3")); b.Set([]byte("s"), []byte("1")) })
+	require.NoError(t, d.Flush()) // an L0 flush keeps the operand
+	require.NoError(t, d.Close())
+	require.NoError(t, fs.Remove("db/"+mergeOperatorFile))
+	d, err = Open("db", opts(nil))
+	require.NoError(t, err)
+	_, err = d.Get([]byte("m"))
+	require.True(t, errors.Is(err, ErrMergeOperator), "%v", err)
+	require.ErrorContains(t, err, `"m"`)
+	requireGet(t, d, "s", "1", nil)
+	it, err := d.NewIter(nil)
+	require.NoError(t, err)
+	require.False(t, it.First())
+	require.ErrorContains(t, it.Error(), `"m"`)
+	require.Error(t, it.Close(), "Close returns the iteration's error")
+	require.NoError(t, d.Compact(context.Background(), nil, nil), "compactions keep the operands")
+	_, err = d.Get([]byte("m"))
+	require.True(t, errors.Is(err, ErrMergeOperator), "%v", err)
+	require.NoError(t, d.Close())
+	// With the operator back, nothing was lost.
+	d, err = Open("db", opts(maxMerge{}))
+	require.NoError(t, err)
+	requireGet(t, d, "m", "9", nil)
+	require.NoError(t, d.Close())
+}
+
 // TestMergeTimeNanos: the operator is timed only with statistics.
 func TestMergeTimeNanos(t *testing.T) {
 	for _, stats := range []bool{false, true} {
