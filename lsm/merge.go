@@ -58,7 +58,7 @@ func newMerger(o *Options, m *dbMetrics) merger {
 func (m *merger) fullMerge(key, existing []byte, operands [][]byte) ([]byte, error) {
 	if m.op == nil {
 		// Only if MERGE-OPERATOR was removed from a DB holding operands.
-		return nil, errors.Mark(errors.Newf("lsm: key %q has merge operands but Options.MergeOperator is not set", key),
+		return nil, base.Mark(errors.Newf("lsm: key %q has merge operands but Options.MergeOperator is not set", key),
 			ErrMergeOperator)
 	}
 	var v []byte
@@ -71,7 +71,7 @@ func (m *merger) fullMerge(key, existing []byte, operands [][]byte) ([]byte, err
 		v, err = m.op.FullMerge(key, existing, operands)
 	}
 	if err != nil {
-		return nil, errors.Mark(errors.Wrapf(err, "lsm: merge operator %q failed on key %q (%d operands)",
+		return nil, base.Mark(errors.Wrapf(err, "lsm: merge operator %q failed on key %q (%d operands)",
 			m.op.Name(), key, len(operands)), ErrMergeOperator)
 	}
 	return v, nil
@@ -147,7 +147,7 @@ func (s *operandStack) operands(newestFirst bool) [][]byte {
 
 // errMergeNoOperator refuses a batch holding a Merge on a DB without a
 // merge operator.
-var errMergeNoOperator = errors.Mark(errors.New("lsm: batch holds a Merge but Options.MergeOperator is not set"), ErrMergeOperator)
+var errMergeNoOperator = base.Mark(errors.New("lsm: batch holds a Merge but Options.MergeOperator is not set"), ErrMergeOperator)
 
 // mergeOperatorFile names the file that binds a DB to its merge operator.
 // It holds the operator's name and a newline; it is written (to a temporary
@@ -188,10 +188,10 @@ func (d *DB) checkMergeOperator() error {
 	}
 	switch {
 	case d.opts.MergeOperator == nil:
-		return errors.Mark(errors.Newf("lsm: %s holds merge operands of operator %q but Options.MergeOperator is not set (%s)",
+		return base.Mark(errors.Newf("lsm: %s holds merge operands of operator %q but Options.MergeOperator is not set (%s)",
 			d.dir, name, path), ErrMergeOperator)
 	case d.opts.MergeOperator.Name() != string(name):
-		return errors.Mark(errors.Newf("lsm: %s holds merge operands of operator %q but Options.MergeOperator is %q (%s)",
+		return base.Mark(errors.Newf("lsm: %s holds merge operands of operator %q but Options.MergeOperator is %q (%s)",
 			d.dir, name, d.opts.MergeOperator.Name(), path), ErrMergeOperator)
 	}
 	d.mergeOperatorBound.Store(true)

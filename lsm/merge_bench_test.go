@@ -68,15 +68,15 @@ func BenchmarkMergeReadSeq(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			ok := it.First()
+			it.First()
 			for i := 0; i < b.N; i++ {
-				if !ok {
-					ok = it.First()
+				if !it.Valid() {
+					it.First()
 				}
 				if len(it.Value()) != 8 {
 					b.Fatal("not merged")
 				}
-				ok = it.Next()
+				it.Next()
 			}
 			b.StopTimer()
 			if err := it.Error(); err != nil {
