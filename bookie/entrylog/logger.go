@@ -98,6 +98,9 @@ type writeLog struct {
 	// written is the bytes handed to the file.
 	written int64
 	reader  *readLog
+	// usage counts the bytes of each ledger's records, for the log's
+	// ledgers map (written at rotation and at Close).
+	usage map[int64]int64
 }
 
 // readLog is a log open for reading.
@@ -107,6 +110,10 @@ type readLog struct {
 	// limit is the readable size: for the log being written, the bytes
 	// written to the file so far; for the others, their size.
 	limit atomic.Int64
+	// mu is read-held by each read of f; RemoveLog write-holds it to
+	// close f once the reads in progress are done, and sets removed.
+	mu      sync.RWMutex
+	removed bool
 }
 
 // Open opens the entry logs of dir (creating dir if needed). The first
@@ -225,6 +232,7 @@ func (l *Logger) AddEntry(ledgerID, entryID int64, payload []byte) (int64, error
 		cur.buf = appendRecord(cur.buf, ledgerID, entryID, payload)
 	}
 	cur.offset += size
+	cur.usage[ledgerID] += size
 	return location, nil
 }
 
@@ -315,7 +323,7 @@ func (l *Logger) newLogLocked() error {
 	l.readers[id] = r
 	l.readMu.Unlock()
 	l.mu.cur = &writeLog{id: id, path: path, f: f, buf: make([]byte, 0, l.opts.WriteBufferSize),
-		offset: HeaderSize, written: HeaderSize, reader: r}
+		offset: HeaderSize, written: HeaderSize, reader: r, usage: map[int64]int64{}}
 	l.logsCreated.Add(1)
 	l.log.Info("created entry log", "id", id, "path", path)
 	return nil
@@ -355,6 +363,7 @@ func (l *Logger) rotateLocked() error {
 		return l.failLocked(errors.Wrapf(err, "entrylog: syncing %s", cur.path))
 	}
 	l.syncs.Add(1)
+	l.writeMetadataLocked(cur)
 	err := cur.f.Close()
 	l.mu.cur = nil
 	if err != nil {
@@ -387,6 +396,10 @@ func (l *Logger) Close() error {
 	}
 	err := l.flushLocked()
 	if cur := l.mu.cur; cur != nil {
+		if err == nil {
+			// The next Open starts a new log: this one is done.
+			l.writeMetadataLocked(cur)
+		}
 		if cerr := cur.f.Close(); err == nil && cerr != nil {
 			err = errors.Wrapf(cerr, "entrylog: closing %s", cur.path)
 		}
@@ -398,7 +411,10 @@ func (l *Logger) Close() error {
 	l.closed.Store(true)
 	l.readMu.Lock()
 	for id, r := range l.readers {
+		r.mu.Lock()
+		r.removed = true
 		_ = r.f.Close()
+		r.mu.Unlock()
 		delete(l.readers, id)
 	}
 	l.readMu.Unlock()

@@ -76,10 +76,11 @@ func (l *Logger) readEntry(ledgerID, entryID, location int64) ([]byte, error) {
 	if location <= 0 || LocationOffset(location) < HeaderSize+sizeFieldSize {
 		return nil, errors.Wrap(ErrBadLocation, "not a record's location")
 	}
-	r, err := l.reader(LocationLogID(location))
+	r, err := l.acquire(LocationLogID(location))
 	if err != nil {
 		return nil, err
 	}
+	defer r.mu.RUnlock()
 	start := LocationOffset(location) - sizeFieldSize
 	limit := r.limit.Load()
 	if start+RecordOverhead > limit {
@@ -136,10 +137,11 @@ func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
 	if location <= 0 || LocationOffset(location) < HeaderSize+sizeFieldSize {
 		return errors.Wrapf(ErrBadLocation, "entrylog: read after %s: not a record's location", FormatLocation(location))
 	}
-	r, err := l.reader(LocationLogID(location))
+	r, err := l.acquire(LocationLogID(location))
 	if err != nil {
 		return err
 	}
+	defer r.mu.RUnlock()
 	start := LocationOffset(location) - sizeFieldSize
 	limit := r.limit.Load()
 	var head [RecordOverhead]byte
@@ -228,4 +230,23 @@ func (it *recordIter) next() (*Record, error) {
 	it.rec = Record{LedgerID: h.ledgerID, EntryID: h.entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload}
 	it.pos += sizeFieldSize + int64(h.size)
 	return &it.rec, nil
+}
+
+// acquire returns log id open for reading with its mu read-held: it is
+// not closed until the caller unlocks. A log removed meanwhile is an
+// error matching ErrBadLocation.
+func (l *Logger) acquire(id int64) (*readLog, error) {
+	r, err := l.reader(id)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.RLock()
+	if r.removed {
+		r.mu.RUnlock()
+		if l.closed.Load() {
+			return nil, errors.Wrap(ErrClosed, "entrylog: read")
+		}
+		return nil, errors.Wrapf(ErrBadLocation, "entrylog: log %#x was removed", id)
+	}
+	return r, nil
 }
