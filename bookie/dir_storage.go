@@ -27,6 +27,7 @@ type DirStorage struct {
 	ledgers   *ledgerIndex
 	readCache *readCache
 	stats     *dirStats
+	gc        *gcState
 
 	// cacheMu guards which write cache is being filled and which is
 	// being flushed (a checkpoint swaps them) and roomCh. Lock order:
@@ -74,6 +75,9 @@ type testHooks struct {
 	// afterEntryLogFlush runs once the entry log is synced, before the
 	// index is written; an error fails the checkpoint.
 	afterEntryLogFlush func() error
+	// gcStep runs at each step of a compaction (gcStep* constants); an
+	// error stops it there.
+	gcStep func(step string) error
 }
 
 // openDirStorage opens the storage of ledger directory ledgerDir with its
@@ -86,6 +90,7 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 		indexDir:  filepath.Join(indexDir, "current"),
 		readCache: newReadCache(opts.readCacheSize()),
 		stats:     newDirStats(opts.EnableStatistics),
+		gc:        newGCState(),
 		roomCh:    make(chan struct{}),
 		flushReq:  make(chan struct{}, 1),
 		purgeReq:  make(chan struct{}, 1),
@@ -134,9 +139,15 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 	d.log.Info("ledger directory open", "indexDir", d.indexDir, "ledgers", existing, "pendingPurge", len(pending),
 		"writeCacheBytes", 2*half, "readCacheBytes", opts.readCacheSize())
 
-	d.bg.Add(2)
+	// A compaction a crash interrupted is finished before serving.
+	if err := d.recoverCompaction(); err != nil {
+		return nil, err
+	}
+
+	d.bg.Add(3)
 	go d.flushLoop()
 	go d.purgeLoop()
+	go d.gcLoop()
 	if len(pending) > 0 {
 		d.requestPurge()
 	}

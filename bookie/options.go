@@ -76,6 +76,9 @@ type Options struct {
 	// (dbStorage_readAheadCacheBatchBytesSize). Zero or negative: no
 	// limit but ReadAheadBatchSize.
 	ReadAheadBatchBytes int64
+	// GC configures entry-log garbage collection and compaction, which
+	// runs every GCWaitTime (see GCOptions).
+	GC GCOptions
 	// LogSizeLimit is the size at which entry logs rotate (logSizeLimit).
 	// Default entrylog.MaxLogSizeLimit (1 GiB).
 	LogSizeLimit int64
@@ -114,6 +117,7 @@ type Options struct {
 // resolved are Options with every default filled in.
 type resolved struct {
 	Options
+	gc          gcSettings
 	indexOpts   entrylocation.Options
 	ledgersOpts lsm.Options
 }
@@ -198,6 +202,10 @@ func (o *Options) resolve() (*resolved, error) {
 		return nil, err
 	}
 	r.indexOpts.Engine = &engine
+	var err error
+	if r.gc, err = resolveGC(r.GC, r.GCWaitTime); err != nil {
+		return nil, err
+	}
 	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, r.Logger)
 	if err := useFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err

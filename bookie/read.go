@@ -93,6 +93,19 @@ func (d *DirStorage) readEntryLocked(ledgerID, entryID int64) ([]byte, error) {
 	}
 	t = time.Now()
 	payload, err := d.entryLog.ReadEntry(ledgerID, entryID, location)
+	// Garbage collection moves entries and then removes their old log:
+	// a read that looked the entry up before the move finds the log gone
+	// and looks it up again.
+	for retries := 0; err != nil && errors.Is(err, entrylog.ErrBadLocation) && retries < 3; retries++ {
+		again, lerr := d.locations.GetLocation(ledgerID, entryID)
+		if lerr != nil || again == location {
+			break
+		}
+		if location = again; location == 0 {
+			return nil, noEntry(ledgerID, entryID)
+		}
+		payload, err = d.entryLog.ReadEntry(ledgerID, entryID, location)
+	}
 	d.stats.readEntryLogNanos.Add(int64(time.Since(t)))
 	if err != nil {
 		return nil, err

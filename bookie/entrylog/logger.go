@@ -78,6 +78,10 @@ type Logger struct {
 		// last synced.
 		needDirSync bool
 		closed      bool
+		// rotated holds the usage of the logs rotated since their
+		// ledgers map was last persisted: Metadata writes them, off the
+		// write path, and Close writes what is left.
+		rotated map[int64]*Metadata
 	}
 
 	readMu  sync.RWMutex
@@ -145,6 +149,7 @@ func Open(dir string, opts *Options) (*Logger, error) {
 		next = max(next, last+1)
 	}
 	l.mu.nextID = next
+	l.mu.rotated = map[int64]*Metadata{}
 	return l, nil
 }
 
@@ -363,7 +368,7 @@ func (l *Logger) rotateLocked() error {
 		return l.failLocked(errors.Wrapf(err, "entrylog: syncing %s", cur.path))
 	}
 	l.syncs.Add(1)
-	l.writeMetadataLocked(cur)
+	l.mu.rotated[cur.id] = metadataFromUsage(cur.id, cur.written, cur.usage)
 	err := cur.f.Close()
 	l.mu.cur = nil
 	if err != nil {
@@ -398,13 +403,17 @@ func (l *Logger) Close() error {
 	if cur := l.mu.cur; cur != nil {
 		if err == nil {
 			// The next Open starts a new log: this one is done.
-			l.writeMetadataLocked(cur)
+			l.mu.rotated[cur.id] = metadataFromUsage(cur.id, cur.written, cur.usage)
 		}
 		if cerr := cur.f.Close(); err == nil && cerr != nil {
 			err = errors.Wrapf(cerr, "entrylog: closing %s", cur.path)
 		}
 		l.mu.cur = nil
 	}
+	for _, m := range l.mu.rotated {
+		l.writeMetadata(m)
+	}
+	l.mu.rotated = nil
 	l.mu.closed = true
 	l.mu.Unlock()
 

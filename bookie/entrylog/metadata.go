@@ -172,27 +172,34 @@ func DecodeMetadata(b []byte) (*Metadata, error) {
 	return m, nil
 }
 
-// writeMetadataLocked writes the ledgers map of the current log, which
-// has every record synced (at rotation and at Close). A failure is only
-// logged: the garbage collector rebuilds a missing map by scanning.
-func (l *Logger) writeMetadataLocked(cur *writeLog) {
-	if cur.usage == nil {
-		return
-	}
-	m := metadataFromUsage(cur.id, cur.written, cur.usage)
-	path := filepath.Join(l.dir, MetadataFileName(cur.id))
+// writeMetadata persists a log's ledgers map. A failure is only logged:
+// the garbage collector rebuilds a missing map by scanning.
+func (l *Logger) writeMetadata(m *Metadata) {
+	path := filepath.Join(l.dir, MetadataFileName(m.LogID))
 	if err := writeFileAtomically(l.fs, path, EncodeMetadata(m)); err != nil {
-		l.log.Warn("writing the ledgers map of an entry log failed; garbage collection will scan the log instead", "id", cur.id, "path", path, "err", err)
+		l.log.Warn("writing the ledgers map of an entry log failed; garbage collection will scan the log instead", "id", m.LogID, "path", path, "err", err)
 	}
 }
 
 // Metadata returns the usage of log id, which must not be the log being
-// written: from its ledgers map, or, when the map is missing or does not
-// decode, by scanning the log (then the map is written for next time). A
-// scan stops at a torn tail; the map covers the records before it.
+// written: for a log rotated by this Logger, what it counted while
+// writing (the ledgers map is persisted now, off the write path); else
+// from the ledgers map, or, when the map is missing or does not decode,
+// by scanning the log (then the map is written for next time). A scan
+// stops at a torn tail; the map covers the records before it. The caller
+// owns the result.
 func (l *Logger) Metadata(id int64) (*Metadata, error) {
-	if cur := l.CurrentLogID(); cur == id {
+	l.mu.Lock()
+	if cur := l.mu.cur; cur != nil && cur.id == id {
+		l.mu.Unlock()
 		return nil, errors.Wrapf(ErrInvalidArgument, "entrylog: log %#x is being written; it has no metadata yet", id)
+	}
+	m, ok := l.mu.rotated[id]
+	delete(l.mu.rotated, id)
+	l.mu.Unlock()
+	if ok {
+		l.writeMetadata(m)
+		return m, nil
 	}
 	path := filepath.Join(l.dir, MetadataFileName(id))
 	m, err := readMetadata(l.fs, path)
@@ -213,9 +220,7 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 		return nil, errors.Wrapf(err, "entrylog: rebuilding the ledgers map of log %#x", id)
 	}
 	m = metadataFromUsage(id, res.ValidEnd, usage)
-	if werr := writeFileAtomically(l.fs, path, EncodeMetadata(m)); werr != nil {
-		l.log.Warn("writing the rebuilt ledgers map failed", "id", id, "path", path, "err", werr)
-	}
+	l.writeMetadata(m)
 	return m, nil
 }
 
@@ -260,6 +265,7 @@ func (l *Logger) RemoveLog(id int64) error {
 		l.mu.Unlock()
 		return errors.Wrapf(ErrInvalidArgument, "entrylog: log %#x is being written or does not exist yet; it cannot be removed", id)
 	}
+	delete(l.mu.rotated, id)
 	l.mu.Unlock()
 
 	// Under readMu, so that no reader opens the file again meanwhile.

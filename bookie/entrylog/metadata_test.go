@@ -16,7 +16,8 @@ import (
 )
 
 // TestMetadataWrittenAtRotation checks that a rotated log gets its ledgers
-// map with each ledger's record bytes, that a log without one (or with a
+// map with each ledger's record bytes (counted while writing, persisted at
+// the first Metadata or at Close), that a log without one (or with a
 // damaged one) gets the same map from a scan, and that the log being
 // written has none.
 func TestMetadataWrittenAtRotation(t *testing.T) {
@@ -55,9 +56,14 @@ func TestMetadataWrittenAtRotation(t *testing.T) {
 		require.InDelta(t, 1.0, m.Usage(), 1e-9)
 	}
 	for id := int64(0); id < cur; id++ {
+		// Counted while writing; persisted by the first Metadata, off
+		// the write path.
 		_, err := fs.Stat(filepath.Join("d", MetadataFileName(id)))
-		require.NoError(t, err, "log %d has no ledgers map", id)
+		require.Error(t, err, "log %d", id)
 		check(id)
+		_, err = fs.Stat(filepath.Join("d", MetadataFileName(id)))
+		require.NoError(t, err, "log %d has no ledgers map", id)
+		check(id) // from the file now
 	}
 	// A missing map and a damaged one: rebuilt by a scan, and written.
 	require.NoError(t, fs.Remove(filepath.Join("d", MetadataFileName(0))))
@@ -107,6 +113,10 @@ func TestRemoveLog(t *testing.T) {
 	require.Error(t, err)
 	// Another log's map without its log is an orphan.
 	last := LocationLogID(locs[len(locs)-1]) - 1
+	for _, id := range []int64{last - 1, last} {
+		_, err := l.Metadata(id) // persists the map
+		require.NoError(t, err)
+	}
 	require.NoError(t, fs.Remove(l.LogPath(last)))
 	require.NoError(t, l.RemoveOrphanMetadata())
 	_, err = fs.Stat(filepath.Join("d", MetadataFileName(last)))

@@ -1,0 +1,149 @@
+package bookie
+
+import (
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// Defaults of entry-log garbage collection, upstream's.
+const (
+	DefaultMinorCompactionThreshold = 0.2
+	DefaultMinorCompactionInterval  = time.Hour
+	DefaultMajorCompactionThreshold = 0.8
+	DefaultMajorCompactionInterval  = 24 * time.Hour
+	// DefaultCompactionRateByEntries and DefaultCompactionRateByBytes
+	// are per second.
+	DefaultCompactionRateByEntries = 1000
+	DefaultCompactionRateByBytes   = 1000000
+)
+
+// GCOptions configure entry-log garbage collection (upstream's
+// GarbageCollectorThread settings). Zero fields mean their defaults;
+// negative thresholds and intervals disable that kind of compaction, as
+// upstream's 0 or less does (OptionsFromConfig maps the file's values).
+type GCOptions struct {
+	// MinorCompactionThreshold (minorCompactionThreshold): a minor
+	// compaction rewrites the logs whose live fraction is below it.
+	// Default 0.2; at most 1.
+	MinorCompactionThreshold float64
+	// MinorCompactionInterval (minorCompactionInterval): the time between
+	// minor compactions; at least GCWaitTime. Default 1 hour.
+	MinorCompactionInterval time.Duration
+	// MajorCompactionThreshold and MajorCompactionInterval: the same for
+	// major compactions. Default 0.8 and 1 day.
+	MajorCompactionThreshold float64
+	MajorCompactionInterval  time.Duration
+	// MinorCompactionMaxTime and MajorCompactionMaxTime
+	// (minor/majorCompactionMaxTimeMillis) bound a compaction's time: no
+	// log is started after it, and the one in progress stops at its next
+	// chunk. Zero or negative: no bound (upstream's -1).
+	MinorCompactionMaxTime, MajorCompactionMaxTime time.Duration
+	// CompactionRateByEntries and CompactionRateByBytes
+	// (compactionRateByEntries, compactionRateByBytes) throttle the
+	// copying, per second; ThrottleByBytes (isThrottleByBytes) picks the
+	// byte rate. Negative: no throttle.
+	CompactionRateByEntries int
+	CompactionRateByBytes   int64
+	ThrottleByBytes         bool
+}
+
+// gcSettings are GCOptions resolved: what is enabled, with its bounds.
+type gcSettings struct {
+	minor, major                 bool
+	minorThreshold               float64
+	majorThreshold               float64
+	minorInterval, majorInterval time.Duration
+	minorMaxTime, majorMaxTime   time.Duration
+	// rate is entries or bytes per second, 0 for none.
+	rate            float64
+	throttleByBytes bool
+}
+
+// resolveGC fills GCOptions' defaults and checks them as upstream's
+// GarbageCollectorThread does, with its messages.
+func resolveGC(o GCOptions, gcWaitTime time.Duration) (gcSettings, error) {
+	defF := func(p *float64, d float64) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	defD := func(p *time.Duration, d time.Duration) {
+		if *p == 0 {
+			*p = d
+		}
+	}
+	defF(&o.MinorCompactionThreshold, DefaultMinorCompactionThreshold)
+	defF(&o.MajorCompactionThreshold, DefaultMajorCompactionThreshold)
+	defD(&o.MinorCompactionInterval, DefaultMinorCompactionInterval)
+	defD(&o.MajorCompactionInterval, DefaultMajorCompactionInterval)
+	if o.CompactionRateByEntries == 0 {
+		o.CompactionRateByEntries = DefaultCompactionRateByEntries
+	}
+	if o.CompactionRateByBytes == 0 {
+		o.CompactionRateByBytes = DefaultCompactionRateByBytes
+	}
+	s := gcSettings{
+		minorThreshold: o.MinorCompactionThreshold, majorThreshold: o.MajorCompactionThreshold,
+		minorInterval: o.MinorCompactionInterval, majorInterval: o.MajorCompactionInterval,
+		minorMaxTime: max(o.MinorCompactionMaxTime, 0), majorMaxTime: max(o.MajorCompactionMaxTime, 0),
+		throttleByBytes: o.ThrottleByBytes,
+	}
+	if o.MinorCompactionInterval > 0 && o.MinorCompactionThreshold > 0 {
+		if o.MinorCompactionThreshold > 1 {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid minor compaction threshold %v", o.MinorCompactionThreshold)
+		}
+		if gcWaitTime > 0 && o.MinorCompactionInterval < gcWaitTime {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short minor compaction interval : %d ms (gcWaitTime %d ms)", o.MinorCompactionInterval.Milliseconds(), gcWaitTime.Milliseconds())
+		}
+		s.minor = true
+	}
+	if o.MajorCompactionInterval > 0 && o.MajorCompactionThreshold > 0 {
+		if o.MajorCompactionThreshold > 1 {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid major compaction threshold %v", o.MajorCompactionThreshold)
+		}
+		if gcWaitTime > 0 && o.MajorCompactionInterval < gcWaitTime {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short major compaction interval : %d ms (gcWaitTime %d ms)", o.MajorCompactionInterval.Milliseconds(), gcWaitTime.Milliseconds())
+		}
+		s.major = true
+	}
+	if s.minor && s.major && (o.MinorCompactionInterval >= o.MajorCompactionInterval || o.MinorCompactionThreshold >= o.MajorCompactionThreshold) {
+		return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid minor/major compaction settings : minor (%v, %d ms), major (%v, %d ms)",
+			o.MinorCompactionThreshold, o.MinorCompactionInterval.Milliseconds(), o.MajorCompactionThreshold, o.MajorCompactionInterval.Milliseconds())
+	}
+	if o.ThrottleByBytes {
+		s.rate = float64(max(o.CompactionRateByBytes, 0))
+	} else {
+		s.rate = float64(max(o.CompactionRateByEntries, 0))
+	}
+	return s, nil
+}
+
+// throttler paces compaction's copying at a rate of units (entries or
+// bytes) per second (upstream's AbstractLogCompactor.Throttler).
+type throttler struct {
+	rate  float64
+	start time.Time
+	done  float64
+}
+
+// wait accounts n units and sleeps until the rate allows them, or until
+// stop is closed.
+func (t *throttler) wait(n int, stop <-chan struct{}) {
+	if t.rate <= 0 {
+		return
+	}
+	if t.start.IsZero() {
+		t.start = time.Now()
+	}
+	t.done += float64(n)
+	due := t.start.Add(time.Duration(t.done / t.rate * float64(time.Second)))
+	if d := time.Until(due); d > 0 {
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-stop:
+		}
+	}
+}
