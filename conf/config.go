@@ -66,6 +66,8 @@ type Config struct {
 	// collector's period; entry location compaction is checked once per
 	// run. Default 600000 (10 minutes).
 	GCWaitTime time.Duration
+	// GC is entry-log garbage collection and compaction (see GCConfig).
+	GC GCConfig
 	// FlushInterval (flushInterval, milliseconds in the file): the
 	// checkpoint period, at which each index receives its batch and deleted
 	// ledgers are purged. Default 10000.
@@ -208,6 +210,9 @@ func (c *Config) Validate() error {
 	}
 	if c.GCWaitTime <= 0 {
 		return errors.Newf("gcWaitTime: %d ms must be positive", c.GCWaitTime.Milliseconds())
+	}
+	if err := c.GC.validate(c.GCWaitTime); err != nil {
+		return err
 	}
 	if c.FlushInterval <= 0 {
 		return errors.Newf("flushInterval: %d ms must be positive", c.FlushInterval.Milliseconds())

@@ -27,7 +27,7 @@ type keySpec struct {
 // keySpecs returns every key Load honours, in the order of the embedded
 // bk_server.conf and docs/configuration.md.
 func keySpecs() []keySpec {
-	return []keySpec{
+	return append([]keySpec{
 		dirsKey("ledgerDirectories", "data/ledgers", func(c *Config) *[]string { return &c.LedgerDirectories }),
 		dirsKey("indexDirectories", "", func(c *Config) *[]string { return &c.IndexDirectories }),
 
@@ -67,7 +67,7 @@ func keySpecs() []keySpec {
 		stringKey("dbStorage_rocksDB_logPath", "", func(c *Config) *string { return &c.RocksDB.LogPath }),
 		stringKey("dbStorage_rocksDB_logLevel", "info", func(c *Config) *string { return &c.RocksDB.LogLevel }),
 		boolKey("dbStorage_rocksDB_partitionedIndexAndFiltersEnabled", "true", func(c *Config) *bool { return &c.RocksDB.PartitionedIndexAndFiltersEnabled }),
-	}
+	}, gcKeySpecs()...)
 }
 
 // intKey is an integer key in [min, max], written in decimal.

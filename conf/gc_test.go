@@ -1,0 +1,44 @@
+package conf
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestGCKeys checks the garbage collector's defaults and upstream's rules.
+func TestGCKeys(t *testing.T) {
+	c, err := Load(LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, GCConfig{
+		MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
+		MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
+		CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
+	}, c.GC)
+	for _, o := range []map[string]string{
+		{"minorCompactionThreshold": "0", "majorCompactionThreshold": "-1"},
+		{"minorCompactionThreshold": "1", "majorCompactionInterval": "0"},
+		{"minorCompactionInterval": "600", "gcWaitTime": "600000"},
+		{"isThrottleByBytes": "true", "compactionRateByBytes": "-1"},
+	} {
+		_, err := Load(LoadOptions{Overrides: o})
+		require.NoError(t, err, "%v", o)
+	}
+	for _, tc := range []struct {
+		o    map[string]string
+		want string
+	}{
+		{map[string]string{"minorCompactionThreshold": "1.5"}, "Invalid minor compaction threshold"},
+		{map[string]string{"majorCompactionThreshold": "1.01"}, "Invalid major compaction threshold"},
+		{map[string]string{"minorCompactionInterval": "599"}, "Too short minor compaction interval"},
+		{map[string]string{"majorCompactionInterval": "60"}, "Too short major compaction interval"},
+		{map[string]string{"minorCompactionThreshold": "0.8"}, "Invalid minor/major compaction settings"},
+		{map[string]string{"minorCompactionInterval": "86400"}, "Invalid minor/major compaction settings"},
+		{map[string]string{"minorCompactionThreshold": "x"}, `minorCompactionThreshold: "x" is not a number`},
+	} {
+		_, err := Load(LoadOptions{Overrides: tc.o})
+		require.Error(t, err, "%v", tc.o)
+		require.Contains(t, err.Error(), tc.want)
+	}
+}
