@@ -65,3 +65,13 @@ func (s *Storage) all(pred func(GCStatus) bool) bool {
 	}
 	return len(s.dirs) > 0
 }
+
+// GCStatuses returns each directory's garbage-collector status, in
+// configuration order.
+func (s *Storage) GCStatuses() []GCStatus {
+	st := make([]GCStatus, len(s.dirs))
+	for i, d := range s.dirs {
+		st[i] = d.GCStatus()
+	}
+	return st
+}

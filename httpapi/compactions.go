@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
+
 	"github.com/cockroachdb/errors"
 )
 
@@ -155,6 +157,10 @@ func (s *Service) serveGCDetails(w http.ResponseWriter, r *http.Request) {
 	if !allowRead(w, r) {
 		return
 	}
+	var statuses []bookie.GCStatus
+	if s.opts.GC != nil {
+		statuses = s.opts.GC.GCStatuses()
+	}
 	s.mu.Lock()
 	list := make([]any, len(s.dirs))
 	for i, d := range s.dirs {
@@ -173,6 +179,7 @@ func (s *Service) serveGCDetails(w http.ResponseWriter, r *http.Request) {
 			{"lastEntryLocationCompactionOutcome", d.lastOutcome},
 			{"lastEntryLocationCompactionError", d.lastError},
 		}
+		list[i] = append(list[i].(jsonObject), s.gcDetailFields(statuses, i)...)
 	}
 	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, list)

@@ -26,6 +26,21 @@
 //	/api/v1/bookie/checkpoint               PUT    checkpoint every directory; answers once every entry written before is durable
 //	/api/v1/bookie/index_checkpoint?dir=    PUT, POST copy every directory's indexes into new directories under dir (tables hard-linked)
 //
+// With Options.GC, the storage's entry-log garbage collectors (upstream's
+// TriggerGCService, SuspendCompactionService, ResumeCompactionService):
+//
+//	/api/v1/bookie/gc                       PUT    force a GC cycle in every directory, in the background;
+//	                                               optional body {"forceMajor": bool, "forceMinor": bool}
+//	                                        GET    {"is_in_force_gc" : "true"|"false"}
+//	/api/v1/bookie/gc/suspend_compaction    PUT    {"suspendMajor": bool, "suspendMinor": bool}
+//	                                        GET    {"isMajorGcSuspended" : "...", "isMinorGcSuspended" : "..."}
+//	/api/v1/bookie/gc/resume_compaction     PUT    {"resumeMajor": bool, "resumeMinor": bool}
+//
+// and gc_details gains upstream's GarbageCollectionStatus fields
+// (forceCompacting, majorCompacting, minorCompacting,
+// lastMajorCompactionTime, lastMinorCompactionTime, majorCompactionCounter,
+// minorCompactionCounter). Their PUTs need the token like the others.
+//
 // A write rejected because the write cache stayed full gets 503 with
 // Retry-After; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a
 // negative, out-of-range or non-integer one); a payload above

@@ -90,6 +90,10 @@ type Options struct {
 	// exports its statistics. The Directories are then normally its
 	// directories' indexes.
 	Storage LedgerStorage
+	// GC, if set, is the storage's entry-log garbage collectors: the gc,
+	// suspend_compaction and resume_compaction endpoints act on them and
+	// gc_details reports them (the Directories in the same order).
+	GC GarbageCollector
 	// MaxEntryBytes limits the payload of a PUT of the data API; larger
 	// ones get 413. Zero means DefaultMaxEntryBytes.
 	MaxEntryBytes int64
@@ -206,6 +210,9 @@ func New(opts Options) (*Service, error) {
 		s.mux.HandleFunc(PathLedger, s.serveLedger)
 		s.mux.HandleFunc(PathCheckpoint, s.serveCheckpoint)
 		s.mux.HandleFunc(PathIndexCheckpoint, s.serveIndexCheckpoint)
+	}
+	if opts.GC != nil {
+		s.registerGC()
 	}
 	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
 	s.mux.HandleFunc(PathMetrics, s.serveMetrics)

@@ -251,6 +251,7 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storag
 		EnableStatistics: c.EnableStatistics,
 		Settings:         withEffectiveOptions(c.Settings(), storage),
 		Storage:          storage,
+		GC:               storage,
 		Registry:         registry,
 		Logger:           log,
 	})

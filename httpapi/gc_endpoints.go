@@ -1,0 +1,223 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/bookie-index/bookie-index/bookie"
+)
+
+// Paths of the garbage collector's endpoints, as BookKeeper's HttpRouter
+// names them.
+const (
+	PathGC                = "/api/v1/bookie/gc"
+	PathSuspendCompaction = "/api/v1/bookie/gc/suspend_compaction"
+	PathResumeCompaction  = "/api/v1/bookie/gc/resume_compaction"
+)
+
+// GarbageCollector is what the GC endpoints need from the storage (its
+// entry-log garbage collectors); *bookie.Storage implements it.
+type GarbageCollector interface {
+	ForceGC(forceMajor, forceMinor bool)
+	IsInForceGC() bool
+	SuspendMajorGC()
+	SuspendMinorGC()
+	ResumeMajorGC()
+	ResumeMinorGC()
+	IsMajorGCSuspended() bool
+	IsMinorGCSuspended() bool
+	// GCStatuses returns each directory's status, in configuration order.
+	GCStatuses() []bookie.GCStatus
+}
+
+const (
+	msgGCMethod      = "Not allowed method. Should be PUT to trigger GC, Or GET to get Force GC state."
+	msgSuspendMethod = "Not found method. Should be PUT to suspend major or minor compaction, Or GET to get compaction state."
+	msgResumeMethod  = "Not found method. Should be PUT to resume major or minor compaction, Or GET to get compaction state."
+)
+
+// registerGC adds the garbage collector's endpoints.
+func (s *Service) registerGC() {
+	s.mux.HandleFunc(PathGC, s.serveGC)
+	s.mux.HandleFunc(PathSuspendCompaction, s.serveSuspendCompaction)
+	s.mux.HandleFunc(PathResumeCompaction, s.serveResumeCompaction)
+}
+
+// serveGC is upstream's TriggerGCService: PUT forces a GC cycle in every
+// directory, in the background (an optional body {"forceMajor": bool,
+// "forceMinor": bool}, each defaulting to "not suspended"); GET answers
+// whether a forced cycle is pending or running.
+func (s *Service) serveGC(w http.ResponseWriter, r *http.Request) {
+	gc := s.opts.GC
+	switch r.Method {
+	case http.MethodPut:
+		if !s.authorize(w, r) {
+			return
+		}
+		body, ok := s.readBody(w, r)
+		if !ok {
+			return
+		}
+		forceMajor, forceMinor := !gc.IsMajorGCSuspended(), !gc.IsMinorGCSuspended()
+		if strings.TrimSpace(string(body)) != "" {
+			fields, ok := decodeObject(body)
+			if !ok {
+				writeText(w, http.StatusBadRequest, "Failed to handle the request, exception: "+msgBadJSON)
+				return
+			}
+			forceMajor = javaParseBoolean(fields["forceMajor"], forceMajor)
+			forceMinor = javaParseBoolean(fields["forceMinor"], forceMinor)
+		}
+		gc.ForceGC(forceMajor, forceMinor)
+		s.log.Info("forced garbage collection requested", "forceMajor", forceMajor, "forceMinor", forceMinor)
+		writeJSONString(w, http.StatusOK, "Triggered GC on BookieServer: "+s.opts.BookieID)
+	case http.MethodGet, http.MethodHead:
+		writeJSON(w, http.StatusOK, jsonObject{{"is_in_force_gc", strconv.FormatBool(gc.IsInForceGC())}})
+	default:
+		w.Header().Set("Allow", "GET, HEAD, PUT")
+		writeText(w, http.StatusMethodNotAllowed, msgGCMethod)
+	}
+}
+
+// javaParseBoolean is upstream's Boolean.parseBoolean(value.toString()):
+// true for the JSON boolean true and for the string "true" in any case,
+// false for anything else; absent means def.
+func javaParseBoolean(raw json.RawMessage, def bool) bool {
+	if raw == nil {
+		return def
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return b
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return strings.EqualFold(str, "true")
+	}
+	return false
+}
+
+// serveSuspendCompaction is upstream's SuspendCompactionService: PUT
+// {"suspendMajor": bool, "suspendMinor": bool} suspends compactions;
+// GET answers {"isMajorGcSuspended" : "...", "isMinorGcSuspended" : "..."}.
+func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request) {
+	gc := s.opts.GC
+	switch r.Method {
+	case http.MethodPut:
+		if !s.authorize(w, r) {
+			return
+		}
+		major, minor, ok := s.majorMinorFlags(w, r, "suspendMajor", "suspendMinor")
+		if !ok {
+			return
+		}
+		out := ""
+		if major {
+			out = "Suspend majorGC on BookieServer: " + s.opts.BookieID
+			gc.SuspendMajorGC()
+		}
+		if minor {
+			out += ", Suspend minorGC on BookieServer: " + s.opts.BookieID
+			gc.SuspendMinorGC()
+		}
+		s.log.Info("compaction suspended", "major", major, "minor", minor)
+		writeJSONString(w, http.StatusOK, out)
+	case http.MethodGet, http.MethodHead:
+		writeJSON(w, http.StatusOK, jsonObject{
+			{"isMajorGcSuspended", strconv.FormatBool(gc.IsMajorGCSuspended())},
+			{"isMinorGcSuspended", strconv.FormatBool(gc.IsMinorGCSuspended())},
+		})
+	default:
+		writeText(w, http.StatusNotFound, msgSuspendMethod)
+	}
+}
+
+// serveResumeCompaction is upstream's ResumeCompactionService: PUT
+// {"resumeMajor": bool, "resumeMinor": bool}; other methods get 404, as
+// upstream.
+func (s *Service) serveResumeCompaction(w http.ResponseWriter, r *http.Request) {
+	gc := s.opts.GC
+	if r.Method != http.MethodPut {
+		writeText(w, http.StatusNotFound, msgResumeMethod)
+		return
+	}
+	if !s.authorize(w, r) {
+		return
+	}
+	major, minor, ok := s.majorMinorFlags(w, r, "resumeMajor", "resumeMinor")
+	if !ok {
+		return
+	}
+	out := ""
+	if major {
+		out = "Resume majorGC on BookieServer: " + s.opts.BookieID
+		gc.ResumeMajorGC()
+	}
+	if minor {
+		out += ", Resume minorGC on BookieServer: " + s.opts.BookieID
+		gc.ResumeMinorGC()
+	}
+	s.log.Info("compaction resumed", "major", major, "minor", minor)
+	writeJSONString(w, http.StatusOK, out)
+}
+
+// majorMinorFlags reads the body of a suspend or resume request. Upstream
+// answers 400 to an empty body and to a body with neither key; where it
+// fails with a 500 (bad JSON, a value that is not a boolean) this answers
+// 400 naming the problem.
+func (s *Service) majorMinorFlags(w http.ResponseWriter, r *http.Request, majorKey, minorKey string) (major, minor, ok bool) {
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return false, false, false
+	}
+	if strings.TrimSpace(string(body)) == "" {
+		writeText(w, http.StatusBadRequest, msgEmptyBody)
+		return false, false, false
+	}
+	fields, ok := decodeObject(body)
+	if !ok {
+		writeText(w, http.StatusBadRequest, msgBadJSON)
+		return false, false, false
+	}
+	rawMajor, hasMajor := fields[majorKey]
+	rawMinor, hasMinor := fields[minorKey]
+	if !hasMajor && !hasMinor {
+		writeText(w, http.StatusBadRequest, "No "+majorKey+" or "+minorKey+" params found")
+		return false, false, false
+	}
+	for _, f := range []struct {
+		key string
+		raw json.RawMessage
+		dst *bool
+	}{{majorKey, rawMajor, &major}, {minorKey, rawMinor, &minor}} {
+		if f.raw == nil || string(f.raw) == "null" {
+			continue
+		}
+		if json.Unmarshal(f.raw, f.dst) != nil {
+			writeText(w, http.StatusBadRequest, f.key+" must be a JSON boolean, not "+excerpt(f.raw))
+			return false, false, false
+		}
+	}
+	return major, minor, true
+}
+
+// gcDetailFields are the entry-log garbage collector's fields of
+// gc_details for directory i (upstream's GarbageCollectionStatus), or
+// none without a GarbageCollector.
+func (s *Service) gcDetailFields(statuses []bookie.GCStatus, i int) jsonObject {
+	if i >= len(statuses) {
+		return nil
+	}
+	st := statuses[i]
+	return jsonObject{
+		{"forceCompacting", st.ForceCompacting},
+		{"majorCompacting", st.MajorCompacting},
+		{"minorCompacting", st.MinorCompacting},
+		{"lastMajorCompactionTime", st.LastMajorCompactionTime},
+		{"lastMinorCompactionTime", st.LastMinorCompactionTime},
+		{"majorCompactionCounter", st.MajorCompactionCounter},
+		{"minorCompactionCounter", st.MinorCompactionCounter},
+	}
+}
