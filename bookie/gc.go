@@ -312,3 +312,43 @@ func (d *DirStorage) updateActiveLocked(res *GCResult) {
 	d.gc.activeLogs.Store(int64(len(d.gc.meta)))
 	d.gc.activeBytes.Store(n)
 }
+
+// Names of the garbage collector's statistics, upstream's
+// GarbageCollectorStats (scope "bookie").
+const (
+	StatMajorCompactionTotal          = "MAJOR_COMPACTION_TOTAL"
+	StatMinorCompactionTotal          = "MINOR_COMPACTION_TOTAL"
+	StatReclaimedDeletionSpaceBytes   = "RECLAIMED_DELETION_SPACE_BYTES"
+	StatReclaimedCompactionSpaceBytes = "RECLAIMED_COMPACTION_SPACE_BYTES"
+	StatActiveEntryLogTotal           = "ACTIVE_ENTRY_LOG_TOTAL"
+	StatActiveEntryLogSpaceBytes      = "ACTIVE_ENTRY_LOG_SPACE_BYTES"
+	StatThreadRuntime                 = "THREAD_RUNTIME"
+)
+
+// GCMetrics are a directory's garbage-collector statistics.
+type GCMetrics struct {
+	LedgerDir, IndexDir string
+	// MajorCompactions and MinorCompactions count the compactions run.
+	MajorCompactions, MinorCompactions int64
+	// ReclaimedDeletionBytes counts the bytes of dead logs removed;
+	// ReclaimedCompactionBytes those given back by compactions.
+	ReclaimedDeletionBytes, ReclaimedCompactionBytes int64
+	// ActiveEntryLogs and ActiveEntryLogBytes are the rotated logs as of
+	// the last cycle (the log being written is not counted).
+	ActiveEntryLogs, ActiveEntryLogBytes int64
+	// Cycles, CycleNanos and Failures: the cycles run, their total time
+	// (upstream's THREAD_RUNTIME) and those that failed.
+	Cycles, CycleNanos, Failures int64
+}
+
+// GCMetrics returns the garbage collector's statistics.
+func (d *DirStorage) GCMetrics() GCMetrics {
+	g := d.gc
+	return GCMetrics{
+		LedgerDir: d.ledgerDir, IndexDir: d.indexDir,
+		MajorCompactions: g.majorCount.Load(), MinorCompactions: g.minorCount.Load(),
+		ReclaimedDeletionBytes: g.reclaimedDeletion.Load(), ReclaimedCompactionBytes: g.reclaimedCompaction.Load(),
+		ActiveEntryLogs: g.activeLogs.Load(), ActiveEntryLogBytes: g.activeBytes.Load(),
+		Cycles: g.cycles.Load(), CycleNanos: g.cycleNanos.Load(), Failures: g.failures.Load(),
+	}
+}

@@ -75,3 +75,13 @@ func (s *Storage) GCStatuses() []GCStatus {
 	}
 	return st
 }
+
+// GCMetrics returns each directory's garbage-collector statistics, in
+// configuration order.
+func (s *Storage) GCMetrics() []GCMetrics {
+	m := make([]GCMetrics, len(s.dirs))
+	for i, d := range s.dirs {
+		m[i] = d.GCMetrics()
+	}
+	return m
+}

@@ -28,8 +28,10 @@ type GarbageCollector interface {
 	ResumeMinorGC()
 	IsMajorGCSuspended() bool
 	IsMinorGCSuspended() bool
-	// GCStatuses returns each directory's status, in configuration order.
+	// GCStatuses and GCMetrics return each directory's status and
+	// statistics, in configuration order.
 	GCStatuses() []bookie.GCStatus
+	GCMetrics() []bookie.GCMetrics
 }
 
 const (

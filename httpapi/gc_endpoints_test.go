@@ -107,6 +107,14 @@ func TestForcedGCReclaimsSpace(t *testing.T) {
 	}
 	require.Equal(t, 1.0, details[0]["majorCompactionCounter"])
 	require.Equal(t, false, details[0]["forceCompacting"])
+
+	_, body = do(t, s, http.MethodGet, PathMetrics, "")
+	for _, name := range []string{"bookie_MAJOR_COMPACTION_TOTAL{", "bookie_MINOR_COMPACTION_TOTAL{", "bookie_RECLAIMED_DELETION_SPACE_BYTES{",
+		"bookie_RECLAIMED_COMPACTION_SPACE_BYTES{", "bookie_ACTIVE_ENTRY_LOG_TOTAL{", "bookie_ACTIVE_ENTRY_LOG_SPACE_BYTES{", "bookie_THREAD_RUNTIME_count{"} {
+		require.Contains(t, body, name)
+	}
+	require.Regexp(t, `bookie_MAJOR_COMPACTION_TOTAL\{[^}]*\} 1\n`, body)
+	require.Regexp(t, `bookie_RECLAIMED_COMPACTION_SPACE_BYTES\{[^}]*\} [1-9]`, body)
 }
 
 // TestGCEndpointShapes checks the bodies, statuses and messages of the

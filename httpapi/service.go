@@ -192,6 +192,11 @@ func New(opts Options) (*Service, error) {
 			return nil, errors.Wrap(err, "httpapi: registering the storage's metrics")
 		}
 	}
+	if opts.GC != nil {
+		if err := s.registry.Register(newGCCollector(opts.GC)); err != nil {
+			return nil, errors.Wrap(err, "httpapi: registering the garbage collectors' metrics")
+		}
+	}
 	s.metrics = promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
 		ErrorLog:      slogErrorLog{s.log},
 		ErrorHandling: promhttp.ContinueOnError,
