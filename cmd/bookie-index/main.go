@@ -5,6 +5,7 @@
 //	bookie-index compact [--conf FILE] [--set key=value ...]   compact every index, offline
 //	bookie-index rebuild [--conf FILE] [--set key=value ...]   rebuild every index from the entry logs, offline
 //	bookie-index check   [--conf FILE] [--set key=value ...]   check every entry log against its index, offline
+//	bookie-index gc      [--conf FILE] [--major|--minor]       one entry-log garbage collection, offline
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
 //	bookie-index db      props|get|floor|scan|check|manifest|wal|ledgers|checkpoint
 //	                                                     inspect (or checkpoint) a closed database
@@ -55,6 +56,7 @@ commands:
   compact  fully compact every directory's entry location index, offline (--conf FILE)
   rebuild  rebuild every directory's entry location index from its entry logs, offline (--conf FILE)
   check    check every directory's entry logs and entry location index against each other, offline (--conf FILE)
+  gc       one forced entry-log garbage collection of every directory, offline (--conf FILE, --major|--minor)
   bench    the entry-location benchmark (docs/benchmarks.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only, or checkpoint it:
@@ -91,6 +93,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runRebuild(args[1:], stdout, stderr)
 	case "check":
 		err = runCheck(args[1:], stdout, stderr)
+	case "gc":
+		err = runGC(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
 	case "bench":
