@@ -79,7 +79,8 @@
 // deleted ledger never comes back. Its locations are purged (one range
 // deletion each, in one synced batch) by a background worker after the
 // next checkpoint, even when that checkpoint had nothing to write, and by
-// the garbage collector every GCWaitTime, which retries failed purges.
+// the garbage collector every GCWaitTime, which retries failed purges and
+// then gives the ledger's entry-log bytes back (see Garbage collection).
 // Purges and checkpoints exclude each other, so no location written for a
 // ledger before its deletion lands after its purge. The marks of the
 // location index live in memory: at open, the ledgers whose purge did not
@@ -91,6 +92,26 @@
 // purge as the ledger's floor. Until then reads do not consult the index
 // for it (it holds only the old life's locations), and a rebuild ignores
 // the ledger's records below its floor.
+//
+// # Garbage collection
+//
+// Every GCWaitTime, and when forced (ForceGC, RunGC), each directory's
+// garbage collector (upstream's GarbageCollectorThread, gc.go) purges,
+// drops the ledgers without a record in the ledgers index from every
+// rotated log's metadata (entrylog.Metadata: which ledgers a log holds,
+// bytes each), removes the logs left with none, and compacts, when an
+// interval is due or forced, the logs whose live fraction is below the
+// minor or major threshold (GCOptions), least used first, within a time
+// bound and a throttle. The log being written is never touched.
+//
+// Compaction (gc_compactor.go) copies a log's current records (the index
+// names them; stale copies are dropped) to the end of the log being
+// written in chunks; each chunk is appended, synced and indexed (one
+// synced batch) holding the checkpoint lock, so a crash leaves every
+// entry readable at its old or new copy. Then deleted ledgers are purged
+// and the log removed. A marker file names the log being compacted; open
+// finishes an interrupted compaction. A read that finds its entry's log
+// removed looks the entry up again.
 //
 // # Rebuild
 //

@@ -55,6 +55,17 @@
 // Scan stops there and reports it; reads never reach it, since no index
 // entry names it.
 //
+// # Ledgers maps
+//
+// The Logger counts the bytes of each ledger's records in the log it
+// writes. When the log rotates that count is kept (Metadata hands it to
+// the garbage collector and writes it next to the log as "1f.ledgers",
+// atomically; Close writes the ones not handed out). A log without a map,
+// or with one that does not decode, is scanned to rebuild it. RemoveLog
+// removes a log and its map once the bookie has moved or dropped its
+// entries; reads of a removed log fail with ErrBadLocation. The format is
+// in docs/format.md.
+//
 // # Files
 //
 // Every file operation goes through a vfs.FS (Options.FS; the operating

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -219,4 +220,29 @@ func FuzzDecodeMetadata(f *testing.F) {
 			t.Fatalf("re-encoding differs:\n%x\n%x", got, b)
 		}
 	})
+}
+
+// TestMetadataMemoryCost measures what the garbage collector's metadata
+// costs in memory (docs/design.md): 10^4 logs of 100 ledgers each, the
+// Go heap before and after. Run with -v to see the figure.
+func TestMetadataMemoryCost(t *testing.T) {
+	const logs, perLog = 10000, 100
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	meta := make(map[int64]*Metadata, logs)
+	for id := int64(0); id < logs; id++ {
+		usage := make(map[int64]int64, perLog)
+		for i := int64(0); i < perLog; i++ {
+			usage[id*37+i*1000] = 1000
+		}
+		meta[id] = metadataFromUsage(id, HeaderSize+perLog*1000, usage)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perPair := float64(after.HeapAlloc-before.HeapAlloc) / (logs * perLog)
+	t.Logf("%d logs x %d ledgers: %.1f MB, %.1f bytes per (log, ledger) pair", logs, perLog,
+		float64(after.HeapAlloc-before.HeapAlloc)/1e6, perPair)
+	require.Less(t, perPair, 24.0)
+	runtime.KeepAlive(meta)
 }
