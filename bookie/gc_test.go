@@ -531,3 +531,36 @@ func TestForceGCBackground(t *testing.T) {
 	require.Equal(t, int64(1), d.GCStatus().MajorCompactionCounter)
 	require.NoError(t, s.Close())
 }
+
+// TestCheckCleanAfterGC: after dead logs are removed and partly dead ones
+// compacted, the offline check finds every location's record and no
+// problem (no location names a removed log).
+func TestCheckCleanAfterGC(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ledgers")
+	opts := func() *Options {
+		o := osOptions(filepath.Dir(dir), 1)
+		o.LedgerDirs, o.IndexDirs = []string{dir}, nil
+		o.LogSizeLimit = 16 << 10
+		o.GC.CompactionRateByEntries = -1
+		return o
+	}
+	s, err := Open(opts())
+	require.NoError(t, err)
+	writeInterleaved(t, s, 12, 30, 0)
+	for l := int64(1); l <= 12; l++ {
+		if l%3 != 0 {
+			_, err := s.DeleteLedger(l)
+			require.NoError(t, err)
+		}
+	}
+	res := runGC(t, s, GCRequest{Force: true})
+	require.Positive(t, res.CompactedLogs)
+	require.NoError(t, s.Close())
+	cr, err := CheckDirectory(CheckOptions{LedgerDir: dir, Engine: smallEngine()})
+	require.NoError(t, err)
+	for _, f := range cr.Findings {
+		t.Log(f.String())
+	}
+	require.Zero(t, cr.Problems(), cr.Summary())
+	require.EqualValues(t, 4*30, cr.Locations)
+}
