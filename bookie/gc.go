@@ -40,6 +40,7 @@ type gcState struct {
 	cycles                  atomic.Int64
 	cycleNanos              atomic.Int64 // total time of the cycles
 	failures                atomic.Int64
+	pressure                atomic.Int32 // diskPressure at the last periodic cycle
 }
 
 func newGCState() *gcState {
@@ -145,12 +146,7 @@ func (d *DirStorage) RunGC(req GCRequest) (GCResult, error) {
 // gcLoop runs a cycle every GCWaitTime and on ForceGC, until stop.
 func (d *DirStorage) gcLoop() {
 	d.runEvery(d.opts.GCWaitTime, d.gc.req, func() {
-		req := GCRequest{}
-		if d.gc.inForce.Load() {
-			req = GCRequest{Force: true, SkipMajor: !d.gc.forceMajor.Load(), SkipMinor: !d.gc.forceMinor.Load()}
-		} else {
-			req.SkipMajor, req.SkipMinor = d.gc.suspendMajor.Load(), d.gc.suspendMinor.Load()
-		}
+		req := d.nextGCRequest()
 		if _, err := d.gcCycle(req); err != nil {
 			d.log.Warn("garbage collection failed; the next cycle retries", "err", err)
 		}
@@ -158,6 +154,20 @@ func (d *DirStorage) gcLoop() {
 			d.gc.inForce.Store(false)
 		}
 	})
+}
+
+// nextGCRequest is what the background cycle may do now: a forced cycle
+// as ForceGC asked; otherwise a periodic one, within the operator's
+// suspensions and the disk-pressure rules.
+func (d *DirStorage) nextGCRequest() GCRequest {
+	if d.gc.inForce.Load() {
+		return GCRequest{Force: true, SkipMajor: !d.gc.forceMajor.Load(), SkipMinor: !d.gc.forceMinor.Load()}
+	}
+	var req GCRequest
+	d.applyDiskPressure(&req)
+	req.SkipMajor = req.SkipMajor || d.gc.suspendMajor.Load()
+	req.SkipMinor = req.SkipMinor || d.gc.suspendMinor.Load()
+	return req
 }
 
 // gcCycle is one cycle (upstream's runWithFlags).

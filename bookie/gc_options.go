@@ -46,6 +46,19 @@ type GCOptions struct {
 	CompactionRateByEntries int
 	CompactionRateByBytes   int64
 	ThrottleByBytes         bool
+
+	// Disk-pressure rules, upstream's, checked at each periodic cycle:
+	// above DiskUsageWarnThreshold (diskUsageWarnThreshold, default 0.90)
+	// major compaction is suspended, above DiskUsageThreshold
+	// (diskUsageThreshold, default 0.95) minor too; with
+	// ForceGCAllowWhenNoSpace (isForceGCAllowWhenNoSpace) the cycle is
+	// forced instead. Thresholds in (0, 1), warn at most the threshold.
+	ForceGCAllowWhenNoSpace                    bool
+	DiskUsageThreshold, DiskUsageWarnThreshold float64
+	// DiskUsage returns the used fraction of the disk holding a
+	// directory. Default: statfs when FS is the operating system's; nil
+	// on another FS (no disk-pressure rules).
+	DiskUsage func(dir string) (float64, error)
 }
 
 // gcSettings are GCOptions resolved: what is enabled, with its bounds.

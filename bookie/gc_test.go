@@ -564,3 +564,72 @@ func TestCheckCleanAfterGC(t *testing.T) {
 	require.Zero(t, cr.Problems(), cr.Summary())
 	require.EqualValues(t, 4*30, cr.Locations)
 }
+
+// TestGCDiskPressure checks upstream's disk-pressure rules on periodic
+// cycles: above the warn threshold no major compaction, above the
+// threshold no minor either; with ForceGCAllowWhenNoSpace the cycle is
+// forced instead; and the thresholds' validation.
+func TestGCDiskPressure(t *testing.T) {
+	var usage atomic.Value
+	usage.Store(0.5)
+	env := newGCEnv()
+	forceAllow := false
+	env.tweak = func(o *Options) {
+		o.LogSizeLimit = 16 << 10
+		o.GC.CompactionRateByEntries = -1
+		o.GC.ForceGCAllowWhenNoSpace = forceAllow
+		o.GC.DiskUsage = func(string) (float64, error) { return usage.Load().(float64), nil }
+	}
+	s := env.open(t)
+	d := s.Dirs()[0]
+	for _, c := range []struct {
+		used                 float64
+		skipMajor, skipMinor bool
+	}{{0.5, false, false}, {0.92, true, false}, {0.97, true, true}} {
+		usage.Store(c.used)
+		req := d.nextGCRequest()
+		require.Equal(t, c.skipMajor, req.SkipMajor, "usage %v", c.used)
+		require.Equal(t, c.skipMinor, req.SkipMinor, "usage %v", c.used)
+		require.False(t, req.Force)
+	}
+	// Almost full with both compactions due: the minor one runs.
+	writeInterleaved(t, s, 10, 20, 0)
+	for l := int64(1); l <= 10; l++ {
+		if l != 5 {
+			_, err := s.DeleteLedger(l)
+			require.NoError(t, err)
+		}
+	}
+	d.gc.lastMajor.Store(0)
+	d.gc.lastMinor.Store(0)
+	usage.Store(0.92)
+	res, err := d.gcCycle(d.nextGCRequest())
+	require.NoError(t, err)
+	require.True(t, res.Minor)
+	require.False(t, res.Major)
+	// The operator's suspension adds to the disk's.
+	usage.Store(0.5)
+	d.SuspendMinorGC()
+	require.True(t, d.nextGCRequest().SkipMinor)
+	require.NoError(t, s.Close())
+
+	forceAllow = true
+	s = env.open(t)
+	usage.Store(0.92)
+	req := s.Dirs()[0].nextGCRequest()
+	require.True(t, req.Force)
+	require.False(t, req.SkipMajor || req.SkipMinor)
+	require.NoError(t, s.Close())
+
+	for _, o := range []GCOptions{{DiskUsageThreshold: 1}, {DiskUsageThreshold: 0.8, DiskUsageWarnThreshold: 0.9}, {DiskUsageThreshold: -0.5}} {
+		err := resolveDisk(&o, vfs.NewMem())
+		require.ErrorIs(t, err, ErrInvalidArgument)
+		require.Contains(t, err.Error(), "are not valid")
+	}
+	o := GCOptions{}
+	require.NoError(t, resolveDisk(&o, vfs.Default))
+	require.NotNil(t, o.DiskUsage, "statfs on the OS's file system")
+	used, err := o.DiskUsage(t.TempDir())
+	require.NoError(t, err)
+	require.True(t, used >= 0 && used <= 1, "%v", used)
+}

@@ -206,6 +206,9 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.gc, err = resolveGC(r.GC, r.GCWaitTime); err != nil {
 		return nil, err
 	}
+	if err := resolveDisk(&r.GC, r.FS); err != nil {
+		return nil, err
+	}
 	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, r.Logger)
 	if err := useFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err

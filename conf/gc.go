@@ -33,6 +33,15 @@ type GCConfig struct {
 	CompactionRateByEntries int
 	CompactionRateByBytes   int64
 	IsThrottleByBytes       bool
+	// IsForceGCAllowWhenNoSpace (isForceGCAllowWhenNoSpace): a disk above
+	// DiskUsageWarnThreshold forces garbage collection instead of
+	// suspending compactions. Default false.
+	IsForceGCAllowWhenNoSpace bool
+	// DiskUsageThreshold (diskUsageThreshold) and DiskUsageWarnThreshold
+	// (diskUsageWarnThreshold): the used fractions of a ledger disk above
+	// which minor and major compaction are suspended. Defaults 0.95 and
+	// 0.90; in (0, 1), warn at most the threshold.
+	DiskUsageThreshold, DiskUsageWarnThreshold float64
 }
 
 // gcKeySpecs are the garbage collector's keys, in bk_server.conf order.
@@ -47,6 +56,9 @@ func gcKeySpecs() []keySpec {
 		intKey("compactionRateByEntries", "1000", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.GC.CompactionRateByEntries }),
 		intKey("compactionRateByBytes", "1000000", -(1 << 62), 1<<62, func(c *Config) *int64 { return &c.GC.CompactionRateByBytes }),
 		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.IsThrottleByBytes }),
+		boolKey("isForceGCAllowWhenNoSpace", "false", func(c *Config) *bool { return &c.GC.IsForceGCAllowWhenNoSpace }),
+		floatKey("diskUsageThreshold", "0.95", func(c *Config) *float64 { return &c.GC.DiskUsageThreshold }),
+		floatKey("diskUsageWarnThreshold", "0.90", func(c *Config) *float64 { return &c.GC.DiskUsageWarnThreshold }),
 	}
 }
 
@@ -70,6 +82,9 @@ func floatKey(name, def string, field func(*Config) *float64) keySpec {
 // validate checks the garbage collector's keys as upstream's
 // GarbageCollectorThread does, with its messages.
 func (g *GCConfig) validate(gcWaitTime time.Duration) error {
+	if t, w := g.DiskUsageThreshold, g.DiskUsageWarnThreshold; t <= 0 || t >= 1 || w <= 0 || w-t > 1e-6 {
+		return errors.Newf("diskUsageThreshold/diskUsageWarnThreshold: %v and %v are not valid: both in (0, 1), the warn threshold at most the threshold (upstream: \"Disk space threshold ... are not valid\")", t, w)
+	}
 	minor := g.MinorCompactionInterval > 0 && g.MinorCompactionThreshold > 0
 	major := g.MajorCompactionInterval > 0 && g.MajorCompactionThreshold > 0
 	if minor {

@@ -15,6 +15,7 @@ func TestGCKeys(t *testing.T) {
 		MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 		MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 		CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
+		DiskUsageThreshold: 0.95, DiskUsageWarnThreshold: 0.90,
 	}, c.GC)
 	for _, o := range []map[string]string{
 		{"minorCompactionThreshold": "0", "majorCompactionThreshold": "-1"},
@@ -36,6 +37,8 @@ func TestGCKeys(t *testing.T) {
 		{map[string]string{"minorCompactionThreshold": "0.8"}, "Invalid minor/major compaction settings"},
 		{map[string]string{"minorCompactionInterval": "86400"}, "Invalid minor/major compaction settings"},
 		{map[string]string{"minorCompactionThreshold": "x"}, `minorCompactionThreshold: "x" is not a number`},
+		{map[string]string{"diskUsageThreshold": "1"}, "are not valid"},
+		{map[string]string{"diskUsageWarnThreshold": "0.96"}, "are not valid"},
 	} {
 		_, err := Load(LoadOptions{Overrides: tc.o})
 		require.Error(t, err, "%v", tc.o)

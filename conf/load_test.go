@@ -59,6 +59,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 			MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 			MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 			CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
+			DiskUsageThreshold: 0.95, DiskUsageWarnThreshold: 0.90,
 		},
 		FlushInterval:    10 * time.Second,
 		EnableStatistics: true,

@@ -71,5 +71,8 @@ func gcOptions(c *conf.GCConfig) bookie.GCOptions {
 		CompactionRateByEntries:  int(off(float64(c.CompactionRateByEntries))),
 		CompactionRateByBytes:    int64(off(float64(c.CompactionRateByBytes))),
 		ThrottleByBytes:          c.IsThrottleByBytes,
+		ForceGCAllowWhenNoSpace:  c.IsForceGCAllowWhenNoSpace,
+		DiskUsageThreshold:       c.DiskUsageThreshold,
+		DiskUsageWarnThreshold:   c.DiskUsageWarnThreshold,
 	}
 }
