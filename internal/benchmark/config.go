@@ -93,7 +93,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Warmup, "warmup", 5*time.Second, "warm-up before each measured phase")
 	fs.DurationVar(&c.Duration, "duration", 20*time.Second, "measured time of each phase")
 	c.Phases = []string{"load", "get", "floor"}
-	fs.Func("phases", "phases to run: load,get,floor,miss,delete,mixed, and for bookie-index add-entry,read-entry (the bookie storage with 1 KiB entries) (default load,get,floor)", func(s string) error {
+	fs.Func("phases", "phases to run: load,get,floor,miss,delete,mixed, and for bookie-index add-entry,read-entry,gc (the bookie storage with 1 KiB entries; gc: delete --delete-fraction of the ledgers and time a forced GC) (default load,get,floor)", func(s string) error {
 		c.Phases = strings.Split(s, ",")
 		return nil
 	})
@@ -104,10 +104,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 
 // Validate checks the settings.
 func (c *Config) Validate() error {
-	known := map[string]bool{"load": true, "get": true, "floor": true, "miss": true, "delete": true, "mixed": true, "add-entry": true, "read-entry": true}
+	known := map[string]bool{"load": true, "get": true, "floor": true, "miss": true, "delete": true, "mixed": true, "add-entry": true, "read-entry": true, "gc": true}
 	for _, p := range c.Phases {
 		if !known[p] {
-			return errors.Newf("unknown phase %q (accepted: load, get, floor, miss, delete, mixed, add-entry, read-entry)", p)
+			return errors.Newf("unknown phase %q (accepted: load, get, floor, miss, delete, mixed, add-entry, read-entry, gc)", p)
 		}
 	}
 	switch {

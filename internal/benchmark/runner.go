@@ -123,7 +123,7 @@ func (r *runner) run() error {
 	if err := r.e.Close(); err != nil {
 		return err
 	}
-	if !cfg.has("add-entry") && !cfg.has("read-entry") {
+	if !cfg.has("add-entry") && !cfg.has("read-entry") && !cfg.has("gc") {
 		return nil
 	}
 	// The storage phases run together (read-entry reads what add-entry
@@ -131,11 +131,19 @@ func (r *runner) run() error {
 	b, ok := r.e.(*BookieEngine)
 	if !ok {
 		if r.progress != nil {
-			fmt.Fprintf(r.progress, "add-entry/read-entry: skipped for %s (bookie-index only)\n", r.e.Name())
+			fmt.Fprintf(r.progress, "add-entry/read-entry/gc: skipped for %s (bookie-index only)\n", r.e.Name())
 		}
 		return nil
 	}
-	return r.storagePhases(b)
+	if cfg.has("add-entry") || cfg.has("read-entry") {
+		if err := r.storagePhases(b); err != nil {
+			return err
+		}
+	}
+	if cfg.has("gc") {
+		return r.gcPhase(b)
+	}
+	return nil
 }
 
 // location hands out increasing locations as an entry log would: 1 KiB
