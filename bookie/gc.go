@@ -18,10 +18,13 @@ import (
 type gcState struct {
 	// mu serializes cycles and guards meta.
 	mu sync.Mutex
-	// meta holds the metadata of every rotated log, with only its live
-	// ledgers: 16 bytes per (log, live ledger) pair plus the map's own
-	// overhead (docs/design.md).
-	meta map[int64]*entrylog.Metadata
+	// meta holds the usage of every rotated log and, within the memory
+	// budget, its live ledgers (16 bytes per (log, live ledger) pair;
+	// docs/design.md). keptPairs counts the pairs kept; epoch is the
+	// purged-ledger count when the usages were last computed (-1: never).
+	meta      map[int64]*logUsage
+	keptPairs int64
+	epoch     int64
 
 	req chan struct{}
 	// force* describe the forced cycle requested; inForce is set until it
@@ -44,7 +47,7 @@ type gcState struct {
 }
 
 func newGCState() *gcState {
-	g := &gcState{meta: map[int64]*entrylog.Metadata{}, req: make(chan struct{}, 1)}
+	g := &gcState{meta: map[int64]*logUsage{}, req: make(chan struct{}, 1), epoch: -1}
 	now := time.Now().UnixMilli()
 	g.lastMajor.Store(now)
 	g.lastMinor.Store(now)
@@ -233,20 +236,46 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 	return res, err
 }
 
-// extractMetadataLocked brings meta up to date with the directory: the
-// metadata of every rotated log not known yet (from its ledgers map, or a
-// scan), and none for logs that are gone. The log being written is left
-// out (upstream's extractMetaFromEntryLogs).
+// logUsage is what the collector keeps of a rotated log.
+type logUsage struct {
+	// size is the log's size its ledgers map covers; remaining the bytes
+	// of its live ledgers.
+	size, remaining int64
+	// ledgers are its live ledgers while they fit the memory budget
+	// (GCOptions.MetadataCacheBytes); nil: re-read from the log's ledgers
+	// map when ledgers are purged.
+	ledgers []entrylog.LedgerUsage
+}
+
+// usage is the log's live fraction (upstream's EntryLogMetadata.getUsage).
+func (u *logUsage) usage() float64 {
+	if total := u.size - entrylog.HeaderSize; total > 0 {
+		return float64(u.remaining) / float64(total)
+	}
+	return 0
+}
+
+// extractMetadataLocked brings meta up to date with the directory
+// (upstream's extractMetaFromEntryLogs): every rotated log not known yet
+// gets its usage (from its ledgers map, or a scan); when ledgers were
+// purged since the last cycle, every log's live ledgers are computed
+// again, from memory or by reading its map back; logs that are gone are
+// forgotten. The log being written is left out. A log whose metadata
+// cannot be read is logged and left alone (it is not removed).
 func (d *DirStorage) extractMetadataLocked() error {
+	g := d.gc
 	ids, err := entrylog.ListLogs(d.opts.FS, d.ledgerDir)
 	if err != nil {
 		return err
 	}
+	epoch := d.stats.purgedLedgers.Load()
+	changed := epoch != g.epoch
 	present := make(map[int64]bool, len(ids))
 	cur := d.entryLog.CurrentLogID()
 	for _, id := range ids {
 		present[id] = true
-		if _, ok := d.gc.meta[id]; ok || id == cur {
+		u, known := g.meta[id]
+		if id == cur || known && (!changed || u.ledgers != nil && d.refilterLocked(id, u)) {
 			continue
 		}
 		m, err := d.entryLog.Metadata(id)
@@ -254,21 +283,66 @@ func (d *DirStorage) extractMetadataLocked() error {
 			continue // became the log being written meanwhile
 		}
 		if err != nil {
-			return errors.Wrapf(err, "bookie: garbage collection: reading the metadata of entry log %#x", id)
+			d.log.Warn("garbage collection: the usage of an entry log is unknown; it is left alone", "id", id, "err", err)
+			continue
 		}
-		d.gc.meta[id] = m
+		if known {
+			g.keptPairs -= int64(len(u.ledgers))
+		}
+		u = &logUsage{size: m.Size, ledgers: m.Ledgers}
+		d.refilterLocked(id, u)
+		if g.keptPairs+int64(len(u.ledgers)) > d.metadataBudgetPairs() {
+			u.ledgers = nil // read back from the map when needed
+		} else {
+			g.keptPairs += int64(len(u.ledgers))
+		}
+		g.meta[id] = u
 	}
-	for id := range d.gc.meta {
+	g.epoch = epoch
+	for id, u := range g.meta {
 		if !present[id] {
-			delete(d.gc.meta, id)
+			d.forgetLocked(id, u)
 		}
 	}
 	return nil
 }
 
-// removeDeadLogsLocked drops the ledgers that no longer live from every
-// log's metadata and removes the logs left with none (upstream's
-// doGcEntryLogs).
+// refilterLocked drops from u.ledgers the ledgers that no longer live and
+// recomputes u.remaining. It reports true (for use in a condition).
+func (d *DirStorage) refilterLocked(id int64, u *logUsage) bool {
+	end := entrylog.MakeLocation(id, u.size)
+	out := u.ledgers[:0]
+	var remaining int64
+	for _, l := range u.ledgers {
+		if d.ledgerLiveBelow(l.LedgerID, end) {
+			out = append(out, l)
+			remaining += l.Bytes
+		}
+	}
+	if g := d.gc; d.gc.meta[id] == u {
+		g.keptPairs -= int64(len(u.ledgers) - len(out))
+	}
+	clear(u.ledgers[len(out):])
+	u.ledgers, u.remaining = out, remaining
+	return true
+}
+
+// forgetLocked drops a log from meta.
+func (d *DirStorage) forgetLocked(id int64, u *logUsage) {
+	d.gc.keptPairs -= int64(len(u.ledgers))
+	delete(d.gc.meta, id)
+}
+
+// metadataBudgetPairs is how many (log, ledger) pairs meta may keep.
+func (d *DirStorage) metadataBudgetPairs() int64 {
+	return max(d.opts.GC.MetadataCacheBytes, 0) / entrylogLedgerUsageSize
+}
+
+// entrylogLedgerUsageSize is the memory of one kept pair.
+const entrylogLedgerUsageSize = 16
+
+// removeDeadLogsLocked removes the logs left with no live ledger
+// (upstream's doGcEntryLogs).
 func (d *DirStorage) removeDeadLogsLocked(res *GCResult, progress func(GCProgress)) error {
 	ids := make([]int64, 0, len(d.gc.meta))
 	for id := range d.gc.meta {
@@ -276,19 +350,17 @@ func (d *DirStorage) removeDeadLogsLocked(res *GCResult, progress func(GCProgres
 	}
 	slices.Sort(ids)
 	for i, id := range ids {
-		m := d.gc.meta[id]
-		end := entrylog.MakeLocation(id, m.Size)
-		m.Retain(func(ledgerID int64) bool { return d.ledgerLiveBelow(ledgerID, end) })
-		if len(m.Ledgers) > 0 {
+		u := d.gc.meta[id]
+		if u.remaining > 0 {
 			continue
 		}
 		if err := d.entryLog.RemoveLog(id); err != nil {
 			return errors.Wrapf(err, "bookie: garbage collection: removing entry log %#x", id)
 		}
-		delete(d.gc.meta, id)
+		d.forgetLocked(id, u)
 		res.RemovedLogs++
-		res.ReclaimedDeletionBytes += m.Size
-		d.gc.reclaimedDeletion.Add(m.Size)
+		res.ReclaimedDeletionBytes += u.size
+		d.gc.reclaimedDeletion.Add(u.size)
 		if progress != nil {
 			progress(GCProgress{LogID: id, Done: i + 1, Total: len(ids), ReclaimedBytes: res.ReclaimedDeletionBytes})
 		}
@@ -315,8 +387,8 @@ func (d *DirStorage) ledgerLiveBelow(ledgerID, end int64) bool {
 // updateActiveLocked refreshes the active-log gauges.
 func (d *DirStorage) updateActiveLocked(res *GCResult) {
 	var n int64
-	for _, m := range d.gc.meta {
-		n += m.Size
+	for _, u := range d.gc.meta {
+		n += u.size
 	}
 	res.ActiveLogs, res.ActiveBytes = len(d.gc.meta), n
 	d.gc.activeLogs.Store(int64(len(d.gc.meta)))

@@ -46,9 +46,9 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 		usage float64
 	}
 	var cands []candidate
-	for id, m := range d.gc.meta {
-		if u := m.Usage(); u < threshold {
-			cands = append(cands, candidate{id, u})
+	for id, u := range d.gc.meta {
+		if usage := u.usage(); usage < threshold {
+			cands = append(cands, candidate{id, usage})
 		}
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
@@ -70,7 +70,7 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 			d.log.Info("compaction stopped at its time bound", "kind", kind, "maxTime", maxTime, "left", len(cands)-i)
 			break
 		}
-		m := d.gc.meta[c.id]
+		u := d.gc.meta[c.id]
 		done, err := d.compactLog(c.id, th, deadline)
 		if err != nil {
 			return errors.Wrapf(err, "bookie: %s compaction of entry log %#x", kind, c.id)
@@ -78,8 +78,8 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 		if !done {
 			continue
 		}
-		reclaimed := m.Size - m.RemainingBytes()
-		delete(d.gc.meta, c.id)
+		reclaimed := u.size - u.remaining
+		d.forgetLocked(c.id, u)
 		res.CompactedLogs++
 		res.ReclaimedCompactionBytes += reclaimed
 		d.gc.reclaimedCompaction.Add(reclaimed)

@@ -43,6 +43,9 @@ func resolveDisk(o *GCOptions, fs vfs.FS) error {
 	if t, w := o.DiskUsageThreshold, o.DiskUsageWarnThreshold; t <= 0 || t >= 1 || w-t > 1e-6 {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: Disk space threshold: %v and warn threshold: %v are not valid. Should be > 0 and < 1 and diskSpaceThreshold >= diskSpaceWarnThreshold", t, w)
 	}
+	if o.MetadataCacheBytes == 0 {
+		o.MetadataCacheBytes = DefaultMetadataCacheBytes
+	}
 	if o.DiskUsage == nil && sameFS(fs, vfs.Default) {
 		o.DiskUsage = osDiskUsage
 	}

@@ -16,6 +16,8 @@ const (
 	// are per second.
 	DefaultCompactionRateByEntries = 1000
 	DefaultCompactionRateByBytes   = 1000000
+	// DefaultMetadataCacheBytes is GCOptions.MetadataCacheBytes' default.
+	DefaultMetadataCacheBytes = 64 << 20
 )
 
 // GCOptions configure entry-log garbage collection (upstream's
@@ -55,6 +57,12 @@ type GCOptions struct {
 	// forced instead. Thresholds in (0, 1), warn at most the threshold.
 	ForceGCAllowWhenNoSpace                    bool
 	DiskUsageThreshold, DiskUsageWarnThreshold float64
+	// MetadataCacheBytes bounds the memory the collector keeps of each
+	// rotated log's live ledgers (16 bytes a pair); past it a log keeps
+	// only its size and live bytes, and its ledgers map is read back
+	// from disk at the cycles after a purge. Ours; default
+	// DefaultMetadataCacheBytes; negative: keep none.
+	MetadataCacheBytes int64
 	// DiskUsage returns the used fraction of the disk holding a
 	// directory. Default: statfs when FS is the operating system's; nil
 	// on another FS (no disk-pressure rules).

@@ -633,3 +633,49 @@ func TestGCDiskPressure(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, used >= 0 && used <= 1, "%v", used)
 }
+
+// TestGCMetadataBudget: with no memory for the logs' live ledgers the
+// collector keeps only each log's size and live bytes and reads the
+// ledgers maps back after purges; it reclaims the same space as with
+// them in memory.
+func TestGCMetadataBudget(t *testing.T) {
+	run := func(budget int64) (int64, GCResult) {
+		env := newGCEnv()
+		env.tweak = func(o *Options) {
+			o.LogSizeLimit = 16 << 10
+			o.GC.CompactionRateByEntries = -1
+			o.GC.MetadataCacheBytes = budget
+		}
+		s := env.open(t)
+		writeInterleaved(t, s, 20, 30, 0)
+		runGC(t, s, GCRequest{SkipMajor: true, SkipMinor: true}) // usages known, before the deletions
+		kept := s.Dirs()[0].gc.keptPairs
+		for l := int64(1); l <= 20; l++ {
+			if l%4 != 0 {
+				_, err := s.DeleteLedger(l)
+				require.NoError(t, err)
+			}
+		}
+		require.NoError(t, s.Checkpoint())
+		res := runGC(t, s, GCRequest{Force: true})
+		for l := int64(4); l <= 20; l += 4 {
+			for e := int64(0); e < 30; e++ {
+				requireEntry(t, s, l, e, payload(l, e, 0))
+			}
+		}
+		after, _ := logBytes(t, env.mem, env.dirs)
+		require.NoError(t, s.Close())
+		if budget < 0 {
+			require.Zero(t, kept)
+		} else {
+			require.Positive(t, kept)
+		}
+		return after, res
+	}
+	withMem, resMem := run(0)
+	without, resNone := run(-1)
+	t.Logf("with the ledgers in memory: %d bytes left, %+v; without: %d, %+v", withMem, resMem, without, resNone)
+	require.Equal(t, resMem.CompactedLogs, resNone.CompactedLogs)
+	require.Equal(t, resMem.ReclaimedCompactionBytes, resNone.ReclaimedCompactionBytes)
+	require.Equal(t, withMem, without)
+}

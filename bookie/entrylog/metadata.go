@@ -36,8 +36,8 @@ type LedgerUsage struct {
 }
 
 // Metadata is the usage of one log (upstream's EntryLogMetadata): the
-// ledgers it holds and the bytes of each. The garbage collector drops the
-// ledgers that no longer exist; what remains is the log's live part.
+// ledgers it holds and the bytes of each. The garbage collector keeps
+// the ledgers that still exist; their bytes are the log's live part.
 type Metadata struct {
 	// LogID is the log's id.
 	LogID int64
@@ -66,23 +66,6 @@ func (m *Metadata) Usage() float64 {
 		return 0
 	}
 	return float64(m.RemainingBytes()) / float64(total)
-}
-
-// Retain keeps the ledgers for which live reports true and returns the
-// bytes dropped.
-func (m *Metadata) Retain(live func(ledgerID int64) bool) int64 {
-	var dropped int64
-	out := m.Ledgers[:0]
-	for _, u := range m.Ledgers {
-		if live(u.LedgerID) {
-			out = append(out, u)
-		} else {
-			dropped += u.Bytes
-		}
-	}
-	clear(m.Ledgers[len(out):])
-	m.Ledgers = out
-	return dropped
 }
 
 // MetadataFileName returns the file name of log id's ledgers map.
