@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -335,14 +336,27 @@ func TestCompactionStepFaults(t *testing.T) {
 // (forced major or minor, or plain), reopens and crashes, checked against
 // a map of what a checkpoint acknowledged.
 func TestGCModel(t *testing.T) {
-	steps := 1500
+	for _, budget := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("metadata-budget=%d", budget), func(t *testing.T) { testGCModel(t, budget) })
+	}
+}
+
+// testGCModel is TestGCModel with a metadata memory budget (0: the
+// default; -1: no live ledgers kept, the maps are read back).
+func testGCModel(t *testing.T, budget int64) {
+	steps := 1000
 	if testing.Short() {
-		steps = 500
+		steps = 300
 	}
 	const seed = 7
 	t.Logf("seed %d, %d steps", seed, steps)
 	rng := newRand(seed)
 	env := newGCEnv("/d0", "/d1")
+	tweak := env.tweak
+	env.tweak = func(o *Options) {
+		tweak(o)
+		o.GC.MetadataCacheBytes = budget
+	}
 	s := env.open(t)
 	type key struct{ l, e int64 }
 	durable := map[key][]byte{} // acknowledged by a checkpoint
