@@ -139,9 +139,11 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 	d.log.Info("ledger directory open", "indexDir", d.indexDir, "ledgers", existing, "pendingPurge", len(pending),
 		"writeCacheBytes", 2*half, "readCacheBytes", opts.readCacheSize())
 
-	// A compaction a crash interrupted is finished before serving.
+	// A compaction a crash interrupted is finished before serving. If
+	// that fails the storage still opens: every entry is readable at its
+	// old or new copy; the marker stays for the next open.
 	if err := d.recoverCompaction(); err != nil {
-		return nil, err
+		d.log.Error("finishing an interrupted entry-log compaction failed; the next open retries", "err", err)
 	}
 
 	d.bg.Add(3)

@@ -693,3 +693,29 @@ func TestGCMetadataBudget(t *testing.T) {
 	require.Equal(t, resMem.ReclaimedCompactionBytes, resNone.ReclaimedCompactionBytes)
 	require.Equal(t, withMem, without)
 }
+
+// TestCompactionMarkerAtOpen: a marker naming a log that is gone is
+// removed; a damaged marker does not stop the storage from opening.
+func TestCompactionMarkerAtOpen(t *testing.T) {
+	env := newGCEnv()
+	s := env.open(t)
+	writeInterleaved(t, s, 4, 10, 0)
+	require.NoError(t, s.Close())
+	marker := filepath.Join(env.dirs[0], "current", compactionMarkerName)
+	write := func(content string) {
+		f, err := env.mem.Create(marker)
+		require.NoError(t, err)
+		_, err = f.Write([]byte(content))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	write("7fff\n") // no such log
+	s = env.open(t)
+	_, err := env.mem.Stat(marker)
+	require.Error(t, err, "the marker of a log that is gone is removed")
+	require.NoError(t, s.Close())
+	write("not an id")
+	s = env.open(t)
+	requireEntry(t, s, 1, 0, payload(1, 0, 0))
+	require.NoError(t, s.Close())
+}
