@@ -405,6 +405,8 @@ const (
 	StatActiveEntryLogTotal           = "ACTIVE_ENTRY_LOG_TOTAL"
 	StatActiveEntryLogSpaceBytes      = "ACTIVE_ENTRY_LOG_SPACE_BYTES"
 	StatThreadRuntime                 = "THREAD_RUNTIME"
+	StatActiveLedgerTotal             = "ACTIVE_LEDGER_TOTAL"
+	StatDeletedLedgerTotal            = "DELETED_LEDGER_TOTAL"
 )
 
 // GCMetrics are a directory's garbage-collector statistics.
@@ -421,16 +423,22 @@ type GCMetrics struct {
 	// Cycles, CycleNanos and Failures: the cycles run, their total time
 	// (upstream's THREAD_RUNTIME) and those that failed.
 	Cycles, CycleNanos, Failures int64
+	// ActiveLedgers are the ledgers that exist; DeletedLedgers counts the
+	// deleted ledgers purged (upstream's ACTIVE_LEDGER_TOTAL and
+	// DELETED_LEDGER_TOTAL).
+	ActiveLedgers, DeletedLedgers int64
 }
 
 // GCMetrics returns the garbage collector's statistics.
 func (d *DirStorage) GCMetrics() GCMetrics {
 	g := d.gc
+	existing, _ := d.ledgers.counts()
 	return GCMetrics{
 		LedgerDir: d.ledgerDir, IndexDir: d.indexDir,
 		MajorCompactions: g.majorCount.Load(), MinorCompactions: g.minorCount.Load(),
 		ReclaimedDeletionBytes: g.reclaimedDeletion.Load(), ReclaimedCompactionBytes: g.reclaimedCompaction.Load(),
 		ActiveEntryLogs: g.activeLogs.Load(), ActiveEntryLogBytes: g.activeBytes.Load(),
 		Cycles: g.cycles.Load(), CycleNanos: g.cycleNanos.Load(), Failures: g.failures.Load(),
+		ActiveLedgers: existing, DeletedLedgers: d.stats.purgedLedgers.Load(),
 	}
 }

@@ -110,10 +110,12 @@ func TestForcedGCReclaimsSpace(t *testing.T) {
 
 	_, body = do(t, s, http.MethodGet, PathMetrics, "")
 	for _, name := range []string{"bookie_MAJOR_COMPACTION_TOTAL{", "bookie_MINOR_COMPACTION_TOTAL{", "bookie_RECLAIMED_DELETION_SPACE_BYTES{",
-		"bookie_RECLAIMED_COMPACTION_SPACE_BYTES{", "bookie_ACTIVE_ENTRY_LOG_TOTAL{", "bookie_ACTIVE_ENTRY_LOG_SPACE_BYTES{", "bookie_THREAD_RUNTIME_count{"} {
+		"bookie_RECLAIMED_COMPACTION_SPACE_BYTES{", "bookie_ACTIVE_ENTRY_LOG_TOTAL{", "bookie_ACTIVE_ENTRY_LOG_SPACE_BYTES{", "bookie_THREAD_RUNTIME_count{", "bookie_ACTIVE_LEDGER_TOTAL{", "bookie_DELETED_LEDGER_TOTAL{"} {
 		require.Contains(t, body, name)
 	}
 	require.Regexp(t, `bookie_MAJOR_COMPACTION_TOTAL\{[^}]*\} 1\n`, body)
+	require.Regexp(t, `bookie_ACTIVE_LEDGER_TOTAL\{[^}]*\} 6\n`, body)
+	require.Regexp(t, `bookie_DELETED_LEDGER_TOTAL\{[^}]*\} 24\n`, body)
 	require.Regexp(t, `bookie_RECLAIMED_COMPACTION_SPACE_BYTES\{[^}]*\} [1-9]`, body)
 }
 

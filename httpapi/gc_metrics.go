@@ -35,6 +35,8 @@ func newGCCollector(gc GarbageCollector) *gcCollector {
 		func(m *bookie.GCMetrics) float64 { return float64(m.ReclaimedCompactionBytes) })
 	counter(storagePrefix+"gc_failures_total", "Garbage-collection cycles that failed (the next one retries).",
 		func(m *bookie.GCMetrics) float64 { return float64(m.Failures) })
+	counter(bookie.StatDeletedLedgerTotal, "Deleted ledgers whose locations were purged.", func(m *bookie.GCMetrics) float64 { return float64(m.DeletedLedgers) })
+	gauge(bookie.StatActiveLedgerTotal, "Ledgers that exist.", func(m *bookie.GCMetrics) float64 { return float64(m.ActiveLedgers) })
 	gauge(bookie.StatActiveEntryLogTotal, "Rotated entry logs as of the last garbage-collection cycle.",
 		func(m *bookie.GCMetrics) float64 { return float64(m.ActiveEntryLogs) })
 	gauge(bookie.StatActiveEntryLogSpaceBytes, "Bytes of the rotated entry logs as of the last garbage-collection cycle.",
