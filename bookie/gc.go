@@ -354,6 +354,14 @@ func (d *DirStorage) removeDeadLogsLocked(res *GCResult, progress func(GCProgres
 		if u.remaining > 0 {
 			continue
 		}
+		// A failed checkpoint's records for ledgers deleted since are
+		// dropped when it resumes; still, never remove a log it names.
+		d.flushMu.Lock()
+		inPending := d.pendingCheckpointNamesLocked(id)
+		d.flushMu.Unlock()
+		if inPending {
+			continue
+		}
 		if err := d.entryLog.RemoveLog(id); err != nil {
 			return errors.Wrapf(err, "bookie: garbage collection: removing entry log %#x", id)
 		}

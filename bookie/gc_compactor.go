@@ -103,7 +103,9 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 //     (one synced batch). A crash loses no entry: until the batch lands
 //     the index names the old copy, which is still there.
 //  3. Purge the ledgers deleted meanwhile, so that no location names the
-//     old log, and remove it (the directory synced).
+//     old log, and remove it (the directory synced), unless a failed
+//     checkpoint waiting to be resumed wrote records there: it will
+//     index them where they are.
 //  4. Remove the marker.
 //
 // It reports false when it stopped early (the time bound, Close, a log
@@ -168,9 +170,14 @@ func (d *DirStorage) compactLog(id int64, th *throttler, deadline time.Time) (bo
 	}
 	d.flushMu.Lock()
 	err = d.purgeLocked()
+	inPending := d.pendingCheckpointNamesLocked(id)
 	d.flushMu.Unlock()
 	if err != nil {
 		return false, errors.Wrap(err, "bookie: purging before removing a compacted entry log")
+	}
+	if inPending {
+		d.log.Info("a failed checkpoint not yet resumed has records in the compacted entry log; it stays until a later cycle", "id", id)
+		return false, d.removeCompactionMarker()
 	}
 	if err := d.gcStep(gcStepPurged); err != nil {
 		return false, err
@@ -188,6 +195,23 @@ func (d *DirStorage) compactLog(id int64, th *throttler, deadline time.Time) (bo
 }
 
 var errStopScan = errors.New("compaction stopped")
+
+// pendingCheckpointNamesLocked reports whether the failed checkpoint
+// waiting to be resumed wrote records to log id: it will index them as
+// they are, so the log must stay (its records are not current in the
+// index yet, so compaction did not copy them). d.flushMu is held.
+func (d *DirStorage) pendingCheckpointNamesLocked(id int64) bool {
+	p := d.pending
+	if p == nil {
+		return false
+	}
+	for _, l := range p.locs[:p.written] {
+		if entrylog.LocationLogID(l.Location) == id {
+			return true
+		}
+	}
+	return false
+}
 
 // copyChunk writes the current records of a chunk to the log being
 // written and repoints the index at them (step 2 of compactLog).

@@ -719,3 +719,56 @@ func TestCompactionMarkerAtOpen(t *testing.T) {
 	requireEntry(t, s, 1, 0, payload(1, 0, 0))
 	require.NoError(t, s.Close())
 }
+
+// TestGCKeepsLogsOfAFailedCheckpoint: a checkpoint that failed after its
+// entry-log sync is resumed later with the locations it wrote; until
+// then its records are in the logs but not in the index. A GC cycle
+// meanwhile must not remove those logs (compaction sees the records as
+// not current): after the resumed checkpoint every entry reads back.
+func TestGCKeepsLogsOfAFailedCheckpoint(t *testing.T) {
+	env := newGCEnv()
+	env.tweak = func(o *Options) {
+		o.LogSizeLimit = 4 << 10 // the checkpoint's records span rotated logs
+		o.GC.CompactionRateByEntries = -1
+		o.ReadCacheSize = -1
+	}
+	s := env.open(t)
+	d := s.Dirs()[0]
+	// Ledger 1's entries of the failed checkpoint share their logs with
+	// ledgers 5..8, deleted before the cycle: those logs are mostly dead.
+	for e := int64(0); e < 40; e++ {
+		require.NoError(t, s.AddEntry(1, e, payload(1, e, 0)))
+		for l := int64(5); l <= 8; l++ {
+			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+		}
+	}
+	fail := true
+	d.hooks.Store(&testHooks{afterEntryLogFlush: func() error {
+		if fail {
+			fail = false
+			return errors.New("injected index failure")
+		}
+		return nil
+	}})
+	require.Error(t, s.Checkpoint())
+	for l := int64(5); l <= 8; l++ {
+		_, err := s.DeleteLedger(l)
+		require.NoError(t, err)
+	}
+	res, err := d.RunGC(GCRequest{Force: true})
+	require.NoError(t, err)
+	t.Logf("cycle during the failed checkpoint: %+v", res)
+	require.NoError(t, s.Checkpoint()) // resumed: only the index steps
+	check := func() {
+		for e := int64(0); e < 40; e++ {
+			requireEntry(t, s, 1, e, payload(1, e, 0))
+		}
+	}
+	check()
+	runGC(t, s, GCRequest{Force: true})
+	check()
+	require.NoError(t, s.Close())
+	s = env.open(t)
+	check()
+	require.NoError(t, s.Close())
+}
