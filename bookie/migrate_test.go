@@ -1,0 +1,442 @@
+package bookie
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/lsm/rocksdb"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+// rocksFixtures is where lsm/rocksdb keeps the databases real RocksDB
+// wrote (never modified: tests copy them).
+const rocksFixtures = "../lsm/rocksdb/testdata"
+
+// copyFixture copies the RocksDB database testdata/<name> to dst on fs.
+func copyFixture(t testing.TB, fs vfs.FS, name, dst string) {
+	t.Helper()
+	src := filepath.Join(rocksFixtures, name)
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	require.NoError(t, fs.MkdirAll(dst, 0o755))
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		f, err := fs.Create(filepath.Join(dst, e.Name()))
+		require.NoError(t, err)
+		_, err = f.Write(b)
+		require.NoError(t, err)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+	}
+	require.NoError(t, syncDir(fs, dst))
+}
+
+// bookKeeperDir lays out a stopped BookKeeper bookie's index directory:
+// indexDir/current/locations from the fixture locations, .../ledgers from
+// ledgers-fv5.
+func bookKeeperDir(t testing.TB, fs vfs.FS, indexDir, locations string) {
+	t.Helper()
+	cur := filepath.Join(indexDir, "current")
+	copyFixture(t, fs, locations, filepath.Join(cur, "locations"))
+	copyFixture(t, fs, "ledgers-fv5", filepath.Join(cur, "ledgers"))
+	require.NoError(t, syncDir(fs, cur))
+	require.NoError(t, syncDir(fs, indexDir))
+}
+
+// scanFile reads an `ldb scan --hex` listing committed beside a fixture
+// (RocksDB's own view, independent of our reader).
+func scanFile(t testing.TB, name string) (keys, values [][]byte) {
+	t.Helper()
+	if c, ok := scanCache.Load(name); ok {
+		kv := c.([2][][]byte)
+		return kv[0], kv[1]
+	}
+	defer func() { scanCache.Store(name, [2][][]byte{keys, values}) }()
+	f, err := os.Open(filepath.Join(rocksFixtures, name+".scan.txt"))
+	require.NoError(t, err)
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " : ")
+		require.True(t, ok, sc.Text())
+		kb, err := hex.DecodeString(strings.TrimPrefix(k, "0x"))
+		require.NoError(t, err)
+		vb, err := hex.DecodeString(strings.TrimPrefix(v, "0x"))
+		require.NoError(t, err)
+		keys, values = append(keys, kb), append(values, vb)
+	}
+	require.NoError(t, sc.Err())
+	return keys, values
+}
+
+// scanCache holds the parsed listings (read-only once stored).
+var scanCache sync.Map
+
+// readAll returns every key and value of our DB at path.
+func readAll(t testing.TB, fs vfs.FS, path string) (keys, values [][]byte) {
+	t.Helper()
+	opts := ledgersEngineOptions(nil, nil) // small
+	opts.FS, opts.ReadOnly = fs, true
+	db, err := lsm.Open(path, &opts)
+	require.NoError(t, err)
+	defer db.Close()
+	it, err := db.NewIter(nil)
+	require.NoError(t, err)
+	for ok := it.First(); ok; ok = it.Next() {
+		keys = append(keys, bytes.Clone(it.Key()))
+		values = append(values, bytes.Clone(it.Value()))
+	}
+	require.NoError(t, it.Error())
+	require.NoError(t, it.Close())
+	return keys, values
+}
+
+// expectMigrated checks that the migrated indexes under indexDir hold
+// exactly the fixture's locations of the ledgers ledgers-fv5 holds (the
+// ldb listings are the oracle) and one record per ledger with its
+// fields, and that the RocksDB backups are still what RocksDB wrote.
+func expectMigrated(t testing.TB, fs vfs.FS, indexDir, locations string) {
+	t.Helper()
+	cur := filepath.Join(indexDir, "current")
+	ledKeys, ledValues := scanFile(t, "ledgers-fv5")
+	exists := map[int64]upstreamLedgerData{}
+	for i, k := range ledKeys {
+		d, err := decodeUpstreamLedgerData(ledValues[i])
+		require.NoError(t, err)
+		exists[int64(binary.BigEndian.Uint64(k))] = d
+	}
+	locKeys, locValues := scanFile(t, locations)
+	var wantKeys, wantValues [][]byte
+	for i, k := range locKeys {
+		if _, ok := exists[int64(binary.BigEndian.Uint64(k))]; ok {
+			wantKeys, wantValues = append(wantKeys, k), append(wantValues, locValues[i])
+		}
+	}
+	require.Less(t, len(wantKeys), len(locKeys), "the fixture has locations of ledgers the ledgers database lacks")
+	gotKeys, gotValues := readAll(t, fs, filepath.Join(cur, "locations"))
+	require.Equal(t, wantKeys, gotKeys)
+	require.Equal(t, wantValues, gotValues)
+
+	gotLed, gotRec := readAll(t, fs, filepath.Join(cur, "ledgers"))
+	require.Len(t, gotLed, len(ledKeys))
+	for i, k := range gotLed {
+		require.Equal(t, ledKeys[i], k)
+		info, err := decodeLedgerRecord(gotRec[i])
+		require.NoError(t, err)
+		d := exists[int64(binary.BigEndian.Uint64(k))]
+		require.True(t, info.Exists)
+		require.Equal(t, d.fenced, info.Fenced, "ledger %x", k)
+		require.Equal(t, d.masterKey, info.MasterKey, "ledger %x", k)
+		require.Equal(t, d.explicitLAC, info.ExplicitLAC, "ledger %x", k)
+		require.False(t, info.PurgePending)
+	}
+	// The ledgers index opens as the storage opens it.
+	opts := ledgersEngineOptions(nil, nil)
+	opts.FS = fs
+	li, err := openLedgerIndex(filepath.Join(cur, "ledgers"), &opts)
+	require.NoError(t, err)
+	n, pending := li.counts()
+	require.NoError(t, li.close())
+	require.EqualValues(t, len(ledKeys), n)
+	require.Zero(t, pending)
+
+	// The backups are the RocksDB databases, untouched and readable.
+	for _, b := range []struct{ dir, fixture string }{{"locations", locations}, {"ledgers", "ledgers-fv5"}} {
+		db, err := rocksdb.Open(fs, filepath.Join(cur, b.dir+RocksDBBackupSuffix))
+		require.NoError(t, err)
+		var keys, values [][]byte
+		require.NoError(t, db.Scan(func(k, v []byte) error {
+			keys, values = append(keys, bytes.Clone(k)), append(values, bytes.Clone(v))
+			return nil
+		}))
+		require.NoError(t, db.Close())
+		wk, wv := scanFile(t, b.fixture)
+		require.Equal(t, wk, keys)
+		require.Equal(t, wv, values)
+	}
+	names, err := fs.List(cur)
+	require.NoError(t, err)
+	require.Equal(t, []string{"ledgers", "ledgers" + RocksDBBackupSuffix, "locations", "locations" + RocksDBBackupSuffix}, names)
+}
+
+// TestMigrateFixtures migrates each entry-location fixture, on the
+// operating system's file system, and compares every key with RocksDB's
+// own listing.
+func TestMigrateFixtures(t *testing.T) {
+	for _, fx := range []string{"bk-fv5", "bk-fv5-partitioned", "bk-fv2", "snappy-crc32c-fv4", "none-xxhash64-fv3", "random-fv5"} {
+		t.Run(fx, func(t *testing.T) {
+			dir := t.TempDir()
+			bookKeeperDir(t, vfs.Default, dir, fx)
+			var phases []string
+			res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: dir, ClearLimbo: true, Progress: func(p MigrateProgress) {
+				if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
+					phases = append(phases, p.Phase)
+				}
+			}})
+			require.NoError(t, err)
+			require.False(t, res.NothingToDo)
+			require.Equal(t, []string{"ledgers", "locations", "verify", "switch"}, phases)
+			require.Greater(t, res.PurgedLedgers, 0)
+			require.Greater(t, res.Verified, 0)
+			require.Len(t, res.LimboCleared, 17)
+			require.Zero(t, res.Skipped)
+			expectMigrated(t, vfs.Default, dir, fx)
+
+			// Idempotent: a second run changes nothing.
+			again, err := MigrateFromRocksDB(MigrateOptions{IndexDir: dir})
+			require.NoError(t, err)
+			require.True(t, again.NothingToDo)
+			require.Contains(t, again.Reason, "already converted")
+			expectMigrated(t, vfs.Default, dir, fx)
+		})
+	}
+}
+
+// TestMigratePurgesDeletedLedgers checks the counts of what bk-fv5 holds
+// for ledgers ledgers-fv5 does not (10, 11 and 20).
+func TestMigratePurgesDeletedLedgers(t *testing.T) {
+	fs := vfs.NewMem()
+	bookKeeperDir(t, fs, "/idx", "bk-fv5")
+	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.PurgedLedgers)
+	require.EqualValues(t, 1+150+150, res.PurgedEntries)
+	require.EqualValues(t, 3329-301, res.Entries)
+	require.Equal(t, 289, res.Ledgers)
+	got, _ := readAll(t, fs, "/idx/current/locations")
+	require.Len(t, got, 3329-301)
+	for _, l := range []int64{10, 11, 20} {
+		k := keyOf(l, 0)
+		for _, g := range got {
+			require.NotEqual(t, k[:8], g[:8])
+		}
+	}
+}
+
+func keyOf(ledgerID, entryID int64) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(ledgerID))
+	return binary.BigEndian.AppendUint64(k, uint64(entryID))
+}
+
+// TestMigrateRefusesLimbo: without ClearLimbo a directory with ledgers in
+// limbo is refused, naming them, and left as it was.
+func TestMigrateRefusesLimbo(t *testing.T) {
+	fs := vfs.NewMem()
+	bookKeeperDir(t, fs, "/idx", "bk-fv5")
+	_, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs})
+	require.True(t, errors.Is(err, ErrLimboLedgers), "%v", err)
+	require.ErrorContains(t, err, "17 ledgers in limbo (8, 22,")
+	names, err := fs.List("/idx/current")
+	require.NoError(t, err)
+	require.Equal(t, []string{"ledgers", "locations"}, names)
+	rocks, err := IsRocksDBDir(fs, "/idx/current/locations")
+	require.NoError(t, err)
+	require.True(t, rocks)
+}
+
+// TestMigrateRefusesOpenIndex: a directory an open storage holds is
+// refused before anything changes, converted or not.
+func TestMigrateRefusesOpenIndex(t *testing.T) {
+	fs := vfs.NewMem()
+	bookKeeperDir(t, fs, "/idx", "bk-fv5")
+	lock, err := lsm.LockDir(fs, "/idx/current/ledgers")
+	require.NoError(t, err)
+	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	require.ErrorContains(t, err, "/idx/current/ledgers")
+	require.ErrorContains(t, err, "stop it first")
+	require.NoError(t, lock.Close())
+
+	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	require.NoError(t, err)
+	db, err := lsm.Open("/idx/current/locations", &lsm.Options{FS: fs})
+	require.NoError(t, err)
+	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs})
+	require.ErrorContains(t, err, "/idx/current/locations")
+	require.NoError(t, db.Close())
+}
+
+// TestMigrateNothingToDo: a directory with no indexes, or with a
+// half-BookKeeper layout, is not touched.
+func TestMigrateNothingToDo(t *testing.T) {
+	fs := vfs.NewMem()
+	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/empty", FS: fs})
+	require.NoError(t, err)
+	require.True(t, res.NothingToDo)
+	require.Equal(t, "no RocksDB index here", res.Reason)
+
+	copyFixture(t, fs, "bk-fv5", "/half/current/locations")
+	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/half", FS: fs})
+	require.ErrorContains(t, err, "/half/current/ledgers is missing")
+}
+
+// crashFS fails the mutating operation number at (counting from 0) of a
+// migration, after taking a crash clone of the file system at that
+// instant: what a power loss just before the operation leaves.
+type crashFS struct {
+	mem   *vfs.MemFS
+	at    int
+	n     int
+	clone *vfs.MemFS
+	op    vfs.Op
+}
+
+func (c *crashFS) MaybeError(op vfs.Op) error {
+	switch op.Kind {
+	case vfs.OpCreate, vfs.OpCreateExclusive, vfs.OpRename, vfs.OpRemove, vfs.OpRemoveAll, vfs.OpMkdirAll, vfs.OpSync, vfs.OpLink:
+	default:
+		return nil
+	}
+	c.n++
+	if c.n-1 != c.at {
+		return nil
+	}
+	c.clone = c.mem.CrashClone(vfs.CrashOptions{})
+	c.op = op
+	return vfs.ErrInjected
+}
+
+// TestMigrateCrash crashes a migration before each of its file-creating,
+// renaming, removing and syncing operations, and checks that the crashed
+// directory is in the old state (the RocksDB databases in place and
+// intact) or has the marker, and that a rerun finishes the migration with
+// every key right.
+func TestMigrateCrash(t *testing.T) {
+	base := vfs.NewMem()
+	bookKeeperDir(t, base, "/idx", "bk-fv5-partitioned")
+	opts := func(fs vfs.FS) MigrateOptions {
+		small := ledgersEngineOptions(nil, nil)
+		return MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true, Samples: 50, Engine: &small}
+	}
+	count := &crashFS{mem: base.CrashClone(vfs.CrashOptions{}), at: -1}
+	_, err := MigrateFromRocksDB(opts(vfs.NewErrorFS(count.mem, count)))
+	require.NoError(t, err)
+	t.Logf("%d crash points", count.n)
+	require.Greater(t, count.n, 20)
+	states := map[string]int{}
+	for at := 0; at < count.n; at++ {
+		c := &crashFS{mem: base.CrashClone(vfs.CrashOptions{}), at: at}
+		_, err := MigrateFromRocksDB(opts(vfs.NewErrorFS(c.mem, c)))
+		// Ingest removes its source tables best effort: a failure there
+		// is no failure of the migration. The crash is the clone.
+		require.True(t, err == nil || errors.Is(err, vfs.ErrInjected), "crash point %d (%s): %v", at, c.op, err)
+		require.NotNil(t, c.clone)
+		crashed := c.clone
+
+		pending, err := MigrationPending(crashed, "/idx")
+		require.NoError(t, err)
+		if pending {
+			states["marker"]++
+		} else {
+			// The old state: both RocksDB databases where upstream reads
+			// them, whole.
+			states["old"]++
+			for _, d := range []struct{ dir, fixture string }{{"locations", "bk-fv5-partitioned"}, {"ledgers", "ledgers-fv5"}} {
+				db, err := rocksdb.Open(crashed, filepath.Join("/idx/current", d.dir))
+				require.NoError(t, err, "crash point %d", at)
+				n := 0
+				require.NoError(t, db.Scan(func(k, v []byte) error { n++; return nil }))
+				require.NoError(t, db.Close())
+				keys, _ := scanFile(t, d.fixture)
+				require.Equal(t, len(keys), n, "crash point %d", at)
+			}
+		}
+		res, err := MigrateFromRocksDB(opts(crashed))
+		require.NoError(t, err, "crash point %d", at)
+		require.Equal(t, pending, res.Resumed, "crash point %d", at)
+		expectMigrated(t, crashed, "/idx", "bk-fv5-partitioned")
+	}
+	t.Logf("states after a crash: %v", states)
+	require.Positive(t, states["old"])
+	require.Positive(t, states["marker"])
+}
+
+// TestMigrateFailureLeavesOldState: an I/O error at any point of the
+// build leaves the RocksDB databases in place and no temporary directory
+// once the error is returned (cleanup permitting).
+func TestMigrateFailureLeavesOldState(t *testing.T) {
+	fs := vfs.NewMem()
+	bookKeeperDir(t, fs, "/idx", "bk-fv5")
+	efs := vfs.NewErrorFS(fs, vfs.OnOp(vfs.OpLink, ""))
+	_, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: efs, ClearLimbo: true})
+	require.True(t, errors.Is(err, vfs.ErrInjected), "%v", err)
+	names, err := fs.List("/idx/current")
+	require.NoError(t, err)
+	require.Equal(t, []string{"ledgers", "locations"}, names)
+	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	require.NoError(t, err)
+	expectMigrated(t, fs, "/idx", "bk-fv5")
+}
+
+func TestDecodeUpstreamLedgerData(t *testing.T) {
+	// From ledgers-fv5: exists, not fenced, masterKey, explicitLac.
+	v, _ := hex.DecodeString("080110001A0C6D61737465722D6B65792D3522196C61632D357878787878787878787878787878787878787878")
+	d, err := decodeUpstreamLedgerData(v)
+	require.NoError(t, err)
+	require.True(t, d.exists)
+	require.False(t, d.fenced)
+	require.False(t, d.limbo)
+	require.Equal(t, "master-key-5", string(d.masterKey))
+	require.Equal(t, "lac-5"+strings.Repeat("x", 20), string(d.explicitLAC))
+
+	// Limbo, an empty but present explicit LAC, an unknown field of each
+	// wire type, and fields out of order.
+	v = []byte{0x28, 0x01, 0x22, 0x00, 0x1A, 0x00, 0x10, 0x01, 0x08, 0x01,
+		0x30, 0x05, 0x39, 1, 2, 3, 4, 5, 6, 7, 8, 0x45, 1, 2, 3, 4, 0x4A, 0x01, 0xFF}
+	d, err = decodeUpstreamLedgerData(v)
+	require.NoError(t, err)
+	require.True(t, d.exists && d.fenced && d.limbo)
+	require.NotNil(t, d.explicitLAC)
+	require.Empty(t, d.explicitLAC)
+	require.Empty(t, d.masterKey)
+
+	for _, c := range []struct {
+		hex, err string
+	}{
+		{"", "required field exists (1) missing"},
+		{"0801", "required field fenced (2) missing"},
+		{"08011001", "required field masterKey (3) missing"},
+		{"0A00", "field 1 has wire type 2, want 0"},
+		{"08011001" + "1A05414243", "field 3: bad length at offset 5"},
+		{"0801100133", "unsupported wire type 3"},
+		{"00", "field number 0"},
+		{"08", "field 1: bad varint at offset 1"},
+		{"4101", "field 8: truncated"},
+	} {
+		b, err := hex.DecodeString(c.hex)
+		require.NoError(t, err)
+		_, err = decodeUpstreamLedgerData(b)
+		require.ErrorContains(t, err, c.err, c.hex)
+	}
+}
+
+func FuzzDecodeUpstreamLedgerData(f *testing.F) {
+	_, values := scanFile(f, "ledgers-fv5")
+	for _, v := range values[:8] {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d, err := decodeUpstreamLedgerData(b)
+		if err != nil {
+			return
+		}
+		// What decodes converts to a record that decodes back the same.
+		info := LedgerInfo{Exists: true, Fenced: d.fenced, MasterKey: d.masterKey, ExplicitLAC: d.explicitLAC}
+		if len(info.MasterKey) == 0 {
+			info.MasterKey = nil
+		}
+		got, err := decodeLedgerRecord(encodeLedgerRecord(&info))
+		require.NoError(t, err)
+		require.True(t, equalLedgerInfo(&got, &info))
+	})
+}
