@@ -57,6 +57,7 @@ commands:
   rebuild  rebuild every directory's entry location index from its entry logs, offline (--conf FILE)
   check    check every directory's entry logs and entry location index against each other, offline (--conf FILE)
   gc       one forced entry-log garbage collection of every directory, offline (--conf FILE, --major|--minor)
+  migrate  convert a stopped BookKeeper bookie's RocksDB indexes into this storage's (--conf FILE)
   bench    the entry-location benchmark (docs/benchmarks.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only, or checkpoint it:
@@ -95,6 +96,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runCheck(args[1:], stdout, stderr)
 	case "gc":
 		err = runGC(args[1:], stdout, stderr)
+	case "migrate":
+		err = runMigrate(args[1:], stdout, stderr)
 	case "sst":
 		err = runSST(args[1:], stdout, stderr)
 	case "bench":

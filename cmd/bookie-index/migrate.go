@@ -1,0 +1,124 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/cockroachdb/errors"
+)
+
+// migrateProgressEvery is how often migrate reports a directory's
+// conversion.
+const migrateProgressEvery = 2 * time.Second
+
+const migrateHelp = `Converts the RocksDB indexes of a stopped BookKeeper bookie into this storage's,
+for every directory of the configuration (<indexDir>/current/locations and
+.../ledgers; docs/migration.md). Stop the bookie cleanly first (its journal
+must be checkpointed); the entry logs stay where they are. The new indexes are
+built beside the old ones, verified (locations per ledger, sampled lookups
+against RocksDB), then switched in; the RocksDB databases are kept, unchanged,
+as locations.rocksdb-backup and ledgers.rocksdb-backup. Locations of ledgers
+the ledgers database no longer holds are dropped, as BookKeeper's next garbage
+collection would. A second run has nothing to do; a run after a crash
+finishes or restarts the migration. A directory a running storage holds is
+refused.`
+
+// runMigrate migrates every directory of the configuration, with
+// progress lines on stderr and a summary per directory on stdout.
+func runMigrate(args []string, stdout, stderr io.Writer) error {
+	return migrateAll(args, stdout, stderr, migrateProgressEvery)
+}
+
+func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var cf configFlags
+	cf.register(fs)
+	clearLimbo := fs.Bool("clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
+	samples := fs.Int("samples", bookie.DefaultMigrateSamples, "locations looked up in both databases before the switch (negative: none)")
+	fs.Usage = func() {
+		_, _ = io.WriteString(fs.Output(), "usage: bookie-index migrate [--conf FILE] [--set key=value ...] [--clear-limbo] [--samples N]\n\n"+migrateHelp+"\n\n")
+		fs.PrintDefaults()
+	}
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	c, err := cf.load()
+	if err != nil {
+		return err
+	}
+	engine, _, err := c.EntryLocationOptions()
+	if err != nil {
+		return errors.Wrap(err, "entry location options")
+	}
+	log, err := newLogger(c, stderr, slog.LevelWarn)
+	if err != nil {
+		return err
+	}
+	n := len(c.IndexDirectories)
+	failed := 0
+	for i, dir := range c.IndexDirectories {
+		prefix := fmt.Sprintf("migrate [%d/%d] %s", i+1, n, dir)
+		last, phase := time.Now(), ""
+		res, err := bookie.MigrateFromRocksDB(bookie.MigrateOptions{
+			IndexDir:   dir,
+			Engine:     engine,
+			ClearLimbo: *clearLimbo,
+			Samples:    *samples,
+			Logger:     log,
+			Progress: func(p bookie.MigrateProgress) {
+				if p.Phase == phase && time.Since(last) < progressEvery {
+					return
+				}
+				phase, last = p.Phase, time.Now()
+				switch p.Phase {
+				case "ledgers":
+					fmt.Fprintf(stderr, "%s: reading the ledgers database: %d ledgers\n", prefix, p.Ledgers)
+				case "locations":
+					fmt.Fprintf(stderr, "%s: converting the locations: %d read, %d kept, %s\n", prefix, p.Locations, p.Kept, p.Elapsed.Round(time.Millisecond))
+				case "verify":
+					fmt.Fprintf(stderr, "%s: verifying %d locations of %d ledgers\n", prefix, p.Kept, p.Ledgers)
+				case "switch":
+					fmt.Fprintf(stderr, "%s: switching to the new indexes\n", prefix)
+				}
+			},
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+			failed++
+			continue
+		}
+		switch {
+		case res.NothingToDo:
+			fmt.Fprintf(stdout, "%s: nothing to do: %s\n", prefix, res.Reason)
+			continue
+		case res.Resumed:
+			fmt.Fprintf(stdout, "%s: finished the switch an interrupted run had verified; RocksDB databases at %s and %s\n",
+				prefix, res.LocationsBackupPath, res.LedgersBackupPath)
+			continue
+		}
+		for _, t := range res.Torn {
+			fmt.Fprintf(stdout, "%s: warning: %s\n", prefix, t)
+		}
+		for _, k := range res.SkippedKeys {
+			fmt.Fprintf(stdout, "%s: warning: location not migrated: %s\n", prefix, k)
+		}
+		if len(res.LimboCleared) > 0 {
+			fmt.Fprintf(stdout, "%s: warning: %d ledgers in limbo migrated as ordinary ledgers\n", prefix, len(res.LimboCleared))
+		}
+		fmt.Fprintf(stdout, "%s: done in %s: %d ledgers (%d deleted dropped), %d locations in %d tables, %d locations of %d ledgers no longer held purged, %d skipped, %d verified by lookup; RocksDB databases at %s and %s\n",
+			prefix, res.Duration.Round(time.Millisecond), res.Ledgers, res.DeletedLedgers, res.Entries, res.Tables,
+			res.PurgedEntries, res.PurgedLedgers, res.Skipped, res.Verified, res.LocationsBackupPath, res.LedgersBackupPath)
+	}
+	if failed > 0 {
+		return errors.Newf("%d of %d directories failed", failed, n)
+	}
+	return nil
+}
