@@ -23,10 +23,11 @@ import (
 // database directory no process has open, read-only.
 func dbCommands() []subcommand {
 	return []subcommand{
-		{"props", "DIR [--json] [--hex]", "levels, tables, bytes, entries; each table's key range", dbProps},
-		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", dbGet},
-		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", dbFloor},
-		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", dbScan},
+		{"props", "DIR [--json] [--hex]", "levels, tables, bytes, entries; each table's key range", withRocksDB(dbProps, rocksProps)},
+		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", withRocksDB(dbGet, rocksGet)},
+		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", withRocksDB(dbFloor, rocksFloor)},
+		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", withRocksDB(dbScan, rocksScan)},
+		// props, get, floor and scan also take --rocksdb DIR for DIR (db_rocksdb.go).
 		{"check", "DIR", "verify tables, WALs, manifest, orphans, lost/; exit 1 listing every problem", dbCheck},
 		{"manifest", "DIR [--hex]", "every edit of the current manifest: counters, compact pointers, deleted and new tables", dbManifest},
 		{"wal", "DIR [--hex] [--ops=false]", "every batch of every WAL: offset, seqnum and operations", dbWAL},
@@ -36,7 +37,7 @@ func dbCommands() []subcommand {
 }
 
 func runDB(args []string, stdout, stderr io.Writer) error {
-	return runSubcommand("db", "Inspects a database directory (an entry location or ledgers index) no process has\nopen, read-only, or checkpoints it.", args, stdout, stderr, dbCommands())
+	return runSubcommand("db", "Inspects a database directory (an entry location or ledgers index) no process has\nopen, read-only, or checkpoints it. props, get, floor and scan read a RocksDB\ndatabase (BookKeeper's) with --rocksdb DIR in place of DIR.", args, stdout, stderr, dbCommands())
 }
 
 // openDBArg parses flags, checks the positional argument count and opens

@@ -34,23 +34,13 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 }
 
 func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	var cf configFlags
-	cf.register(fs)
-	clearLimbo := fs.Bool("clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
-	samples := fs.Int("samples", bookie.DefaultMigrateSamples, "locations looked up in both databases before the switch (negative: none)")
-	fs.Usage = func() {
-		_, _ = io.WriteString(fs.Output(), "usage: bookie-index migrate [--conf FILE] [--set key=value ...] [--clear-limbo] [--samples N]\n\n"+migrateHelp+"\n\n")
-		fs.PrintDefaults()
-	}
-	pos, err := parseFlags(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("unexpected argument %q", pos[0])
-	}
-	c, err := cf.load()
+	var clearLimbo bool
+	var samples int
+	c, err := loadConfigCommand("migrate", migrateHelp, args, stderr,
+		commandFlags{synopsis: "[--clear-limbo] [--samples N]", register: func(fs *flag.FlagSet) {
+			fs.BoolVar(&clearLimbo, "clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
+			fs.IntVar(&samples, "samples", bookie.DefaultMigrateSamples, "locations looked up in both databases before the switch (negative: none)")
+		}})
 	if err != nil {
 		return err
 	}
@@ -70,8 +60,8 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 		res, err := bookie.MigrateFromRocksDB(bookie.MigrateOptions{
 			IndexDir:   dir,
 			Engine:     engine,
-			ClearLimbo: *clearLimbo,
-			Samples:    *samples,
+			ClearLimbo: clearLimbo,
+			Samples:    samples,
 			Logger:     log,
 			Progress: func(p bookie.MigrateProgress) {
 				if p.Phase == phase && time.Since(last) < progressEvery {

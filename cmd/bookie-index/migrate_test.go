@@ -101,8 +101,9 @@ func TestMigrateCommand(t *testing.T) {
 func TestMigrateCommandUsage(t *testing.T) {
 	code, out, errOut := runCmd("migrate", "-h")
 	require.Equal(t, 0, code, "%s%s", out, errOut)
-	require.Contains(t, errOut, "usage: bookie-index migrate [--conf FILE]")
-	require.Contains(t, errOut, "-clear-limbo")
+	require.Contains(t, out, "usage: bookie-index migrate [--conf FILE]")
+	require.Contains(t, out, "[--clear-limbo] [--samples N]")
+	require.Contains(t, out, "-clear-limbo")
 	code, _, errOut = runCmd("migrate", "extra")
 	require.Equal(t, 2, code)
 	require.Contains(t, errOut, `unexpected argument "extra"`)
