@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,7 +216,7 @@ func TestMigratePurgesDeletedLedgers(t *testing.T) {
 	require.EqualValues(t, 3329-301, res.Entries)
 	require.Equal(t, 289, res.Ledgers)
 	got, _ := readAll(t, fs, "/idx/current/locations")
-	require.Len(t, got, 3329-301)
+	require.Equal(t, 3329-301, len(got))
 	for _, l := range []int64{10, 11, 20} {
 		k := keyOf(l, 0)
 		for _, g := range got {
@@ -439,4 +440,92 @@ func FuzzDecodeUpstreamLedgerData(f *testing.F) {
 		require.NoError(t, err)
 		require.True(t, equalLedgerInfo(&got, &info))
 	})
+}
+
+// appendWALBatch appends to the RocksDB WAL at path one WriteBatch of
+// puts at sequence seq, as one full record of the log format (RocksDB's
+// legacy header: masked CRC-32C of type and payload, length, type 1), so
+// that a fixture gains values real RocksDB could not be asked to write
+// here: a deleted LedgerData, ids this index refuses.
+func appendWALBatch(t *testing.T, fs vfs.FS, path string, seq uint64, puts [][2][]byte) {
+	t.Helper()
+	b := binary.LittleEndian.AppendUint64(nil, seq)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(puts)))
+	for _, p := range puts {
+		b = append(b, 1) // kTypeValue
+		b = binary.AppendUvarint(b, uint64(len(p[0])))
+		b = append(b, p[0]...)
+		b = binary.AppendUvarint(b, uint64(len(p[1])))
+		b = append(b, p[1]...)
+	}
+	c := crc32.Update(crc32.Checksum([]byte{1}, crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), b)
+	c = (c>>15 | c<<17) + 0xa282ead8
+	f, err := fs.Open(path)
+	require.NoError(t, err)
+	size, err := f.Size()
+	require.NoError(t, err)
+	old := make([]byte, size)
+	_, err = f.ReadAt(old, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Less(t, size%(32<<10)+7+int64(len(b)), int64(32<<10), "the record fits in the block")
+	rec := binary.LittleEndian.AppendUint32(nil, c)
+	rec = binary.LittleEndian.AppendUint16(rec, uint16(len(b)))
+	rec = append(append(rec, 1), b...)
+	w, err := fs.Create(path)
+	require.NoError(t, err)
+	_, err = w.Write(append(old, rec...))
+	require.NoError(t, err)
+	require.NoError(t, w.Sync())
+	require.NoError(t, w.Close())
+}
+
+func lastSequence(t *testing.T, fs vfs.FS, dir string) uint64 {
+	db, err := rocksdb.Open(fs, dir)
+	require.NoError(t, err)
+	defer db.Close()
+	require.Empty(t, db.Props().Torn)
+	return db.Props().LastSequence
+}
+
+// TestMigrateDeletedAndSkipped: a LedgerData with exists=false is dropped
+// with its locations; locations with a negative id or a location <= 0 are
+// skipped and named; the rest migrates.
+func TestMigrateDeletedAndSkipped(t *testing.T) {
+	fs := vfs.NewMem()
+	bookKeeperDir(t, fs, "/idx", "bk-fv5")
+	led, loc := "/idx/current/ledgers", "/idx/current/locations"
+	deleted := []byte{0x08, 0x00, 0x10, 0x00, 0x1A, 0x00} // exists=false
+	appendWALBatch(t, fs, led+"/000010.log", lastSequence(t, fs, led)+1, [][2][]byte{{binary.BigEndian.AppendUint64(nil, 1), deleted}})
+	location := func(l int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(l)) }
+	appendWALBatch(t, fs, loc+"/000016.log", lastSequence(t, fs, loc)+1, [][2][]byte{
+		{keyOf(5, -1), location(7)},
+		{keyOf(5, 200), location(0)},
+		{keyOf(6, 3), location(-5)},
+		{keyOf(-2, 0), location(9)},
+	})
+	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.DeletedLedgers)
+	require.Equal(t, 288, res.Ledgers)
+	require.Equal(t, 4, res.PurgedLedgers, "1, 10, 11, 20")
+	require.EqualValues(t, 150+301, res.PurgedEntries)
+	require.EqualValues(t, 4, res.Skipped)
+	require.Equal(t, []string{
+		"000000000000000500000000000000c8: location 0 (upstream reads 0 as no location)",
+		"0000000000000005ffffffffffffffff: negative ledger or entry id (this index holds none)",
+		"00000000000000060000000000000003: location -5 (upstream reads 0 as no location)",
+		"fffffffffffffffe0000000000000000: negative ledger or entry id (this index holds none)",
+	}, res.SkippedKeys)
+
+	keys, _ := readAll(t, fs, loc)
+	// Less ledger 1's, the purged ledgers', and (6, 3), now a location
+	// of -5.
+	require.Equal(t, 3329-150-301-1, len(keys))
+	for _, k := range keys {
+		require.NotEqual(t, int64(1), int64(binary.BigEndian.Uint64(k)))
+	}
+	ledgers, _ := readAll(t, fs, led)
+	require.Equal(t, 288, len(ledgers))
+	require.NotEqual(t, binary.BigEndian.AppendUint64(nil, 1), ledgers[0])
 }
