@@ -36,8 +36,15 @@ type Config struct {
 	HTTPServerPort int
 	// HTTPServerAuthTokenFile (httpServerAuthTokenFile, ours): a file
 	// holding the bearer token that mutating admin requests must carry.
-	// Default empty: no token is required.
+	// Default empty: no token is required, which serve accepts only on a
+	// loopback address (see HTTPServerAllowUnauthenticated).
 	HTTPServerAuthTokenFile string
+	// HTTPServerAllowUnauthenticated (httpServerAllowUnauthenticated,
+	// ours) lets serve bind a non-loopback HTTPServerHost without
+	// HTTPServerAuthTokenFile, for an admin server fronted by its own
+	// authentication (a proxy, a network policy). Default false: serve
+	// refuses to expose unauthenticated PUT and DELETE.
+	HTTPServerAllowUnauthenticated bool
 
 	// LogLevel (logLevel, ours): the lowest level the service and the
 	// offline tools log, one of debug, info, warn, error. At debug, errors

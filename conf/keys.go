@@ -35,6 +35,7 @@ func keySpecs() []keySpec {
 		stringKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),
 		intKey("httpServerPort", "8080", 0, 65535, func(c *Config) *int { return &c.HTTPServerPort }),
 		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
+		boolKey("httpServerAllowUnauthenticated", "false", func(c *Config) *bool { return &c.HTTPServerAllowUnauthenticated }),
 
 		choiceKey("logLevel", "", logging.Levels(), func(c *Config) *string { return &c.LogLevel }),
 		choiceKey("logFormat", "text", logging.Formats(), func(c *Config) *string { return &c.LogFormat }),

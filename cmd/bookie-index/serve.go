@@ -110,6 +110,11 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	if err != nil {
 		return err
 	}
+	if c.HTTPServerEnabled {
+		if err := checkAdminExposure(ctx, c); err != nil {
+			return err
+		}
+	}
 	log.Info("bookie-index starting", "config", c.Source, "ledgerDirectories", strings.Join(c.LedgerDirectories, ","),
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
 	logConfigNotes(log, c)
@@ -229,6 +234,53 @@ func openStorage(c *conf.Config, log *slog.Logger) (*bookie.Storage, []httpapi.D
 	return storage, dirs, nil
 }
 
+// checkAdminExposure refuses an admin server that would take
+// unauthenticated PUT and DELETE from the network: bound to an address
+// that is not loopback (0.0.0.0, a routable address, a host name that
+// resolves to one) with no httpServerAuthTokenFile, unless
+// httpServerAllowUnauthenticated says another layer authenticates.
+func checkAdminExposure(ctx context.Context, c *conf.Config) error {
+	if c.HTTPServerAuthTokenFile != "" || c.HTTPServerAllowUnauthenticated {
+		return nil
+	}
+	loopback, err := isLoopbackHost(ctx, c.HTTPServerHost)
+	if loopback {
+		return nil
+	}
+	why := "is not a loopback address"
+	if err != nil {
+		why = "does not resolve to loopback addresses only (" + err.Error() + ")"
+	}
+	return errors.Newf("admin HTTP server: httpServerHost=%s %s and httpServerAuthTokenFile is not set, so anyone who can reach it "+
+		"could write and delete data; set httpServerAuthTokenFile to a file holding a bearer token, bind a loopback address, "+
+		"or set httpServerAllowUnauthenticated=true if a proxy or network policy in front of it authenticates",
+		c.HTTPServerHost, why)
+}
+
+// isLoopbackHost reports whether every address host stands for is a
+// loopback address. An unspecified address (0.0.0.0, ::) is every
+// interface, not loopback.
+func isLoopbackHost(ctx context.Context, host string) (bool, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback(), nil
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false, err
+	}
+	for _, a := range addrs {
+		if !a.IP.IsLoopback() {
+			return false, nil
+		}
+	}
+	return len(addrs) > 0, nil
+}
+
 // newService builds the admin API over the directories and the storage.
 func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storage, log *slog.Logger) (*httpapi.Service, error) {
 	token, err := c.ReadAuthToken()
@@ -237,6 +289,8 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storag
 	}
 	if token != "" {
 		log.Info("admin API: PUT and DELETE need the bearer token of httpServerAuthTokenFile", "file", c.HTTPServerAuthTokenFile)
+	} else if c.HTTPServerAllowUnauthenticated {
+		log.Warn("admin API: PUT and DELETE need no token (httpServerAllowUnauthenticated=true); whatever fronts it must authenticate", "httpServerHost", c.HTTPServerHost)
 	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
