@@ -159,8 +159,15 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 
 	stamp := o.Now()
 	if _, err := o.FS.Stat(res.LocationsPath); err == nil {
+		// Whoever holds the old index (a compact) keeps it where it is.
+		lock, err := o.FS.Lock(lsm.LockPath(res.LocationsPath))
+		if err != nil {
+			return nil, errors.Wrap(err, "bookie: rebuild: the entry location index is in use")
+		}
 		res.BackupPath = res.LocationsPath + ".BACKUP-" + stamp.Format(backupTimeLayout)
-		if err := o.FS.Rename(res.LocationsPath, res.BackupPath); err != nil {
+		err = o.FS.Rename(res.LocationsPath, res.BackupPath)
+		_ = lock.Close()
+		if err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		// Durable before the new index is built in its place.

@@ -83,7 +83,6 @@ var (
 	errOutsideRoot = errors.New("path climbs above the root of the MemFS")
 	errIsRoot      = errors.New("operation not allowed on the root directory")
 	errReadOnly    = errors.New("file is open for reading only")
-	errLockHeld    = errors.New("lock is already held")
 	errNegativeOff = errors.New("negative offset")
 )
 
@@ -400,7 +399,7 @@ func (fs *MemFS) Lock(name string) (io.Closer, error) {
 	}
 	lockKey := strings.TrimLeft(filepath.Clean(name), string(filepath.Separator))
 	if fs.mu.locks[lockKey] {
-		return nil, pathErr("lock", name, errLockHeld)
+		return nil, &LockHeldError{Path: name}
 	}
 	n := dir.entries[base]
 	switch {

@@ -90,7 +90,16 @@ func (osFS) Lock(name string) (io.Closer, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
-		return nil, errors.Wrapf(err, "lock %s (is another process using it?)", name)
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			data, _ := os.ReadFile(name)
+			return nil, &LockHeldError{Path: name, PID: parseLockHolder(data)}
+		}
+		return nil, errors.Wrapf(err, "lock %s", name)
+	}
+	// The holder's pid, for the error of whoever is refused next. Best
+	// effort: the lock is what matters, not its contents.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt(lockFileContents(), 0)
 	}
 	return osLock{f}, nil
 }

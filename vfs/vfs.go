@@ -60,6 +60,8 @@ type FS interface {
 	// Stat describes a file.
 	Stat(name string) (os.FileInfo, error)
 	// Lock takes an exclusive advisory lock on name (creating it), so that
-	// two processes never open one database. Close releases it.
+	// two processes never open one database. Close releases it. A lock
+	// another holder has fails at once with a *LockHeldError (ErrLockHeld),
+	// naming the holder's process id where the file system knows it.
 	Lock(name string) (io.Closer, error)
 }

@@ -87,7 +87,7 @@ func compactOne(ctx context.Context, path string, engine *lsm.Options, stats boo
 	}
 	ix, err := entrylocation.Open(path, &entrylocation.Options{Engine: engine, EnableStatistics: stats, Logger: log})
 	if err != nil {
-		return err
+		return inUse(err)
 	}
 	before := ix.Metrics()
 	tables, size := levelTotals(&before.Engine)

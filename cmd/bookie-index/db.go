@@ -40,18 +40,37 @@ func runDB(args []string, stdout, stderr io.Writer) error {
 	return runSubcommand("db", "Inspects a database directory (an entry location or ledgers index) no process has\nopen, read-only, or checkpoints it. props, get, floor and scan read a RocksDB\ndatabase (BookKeeper's) with --rocksdb DIR in place of DIR.", args, stdout, stderr, dbCommands())
 }
 
+// offlineDB is a DB opened read-only by a tool, with the lock that keeps
+// a live process away until it is closed.
+type offlineDB struct {
+	*lsm.DB
+	unlock func()
+}
+
+func (d *offlineDB) Close() error {
+	err := d.DB.Close()
+	d.unlock()
+	return err
+}
+
 // openDBArg parses flags, checks the positional argument count and opens
-// the DB named by the first one read-only.
-func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (*lsm.DB, []string, error) {
+// the DB named by the first one read-only, holding its lock: a directory a
+// live process holds is refused, naming the process (see offline_lock.go).
+func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (*offlineDB, []string, error) {
 	pos, err := dbArgs(name, args, stderr, fs, nargs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := lockForReading(pos[0], stderr)
 	if err != nil {
 		return nil, nil, err
 	}
 	d, err := lsm.Open(pos[0], &lsm.Options{ReadOnly: true, BlockCacheSize: 64 << 20, Logger: toolLogger(stderr)})
 	if err != nil {
+		unlock()
 		return nil, nil, err
 	}
-	return d, pos, nil
+	return &offlineDB{DB: d, unlock: unlock}, pos, nil
 }
 
 // dbArgs parses flags, checks that the positional argument count is one of

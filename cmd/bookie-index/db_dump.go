@@ -25,6 +25,11 @@ func dbManifest(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockForReading(pos[0], stderr) // a live process's files change under the dump
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	w := bufio.NewWriter(stdout)
 	end, err := lsm.DumpManifest(vfs.Default, pos[0], func(e lsm.ManifestEdit) error {
 		var counters []string
@@ -83,6 +88,11 @@ func dbWAL(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockForReading(pos[0], stderr) // a live process's files change under the dump
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	paths, err := lsm.WALFiles(vfs.Default, pos[0])
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 			},
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
+			fmt.Fprintf(stderr, "%s: %v\n", prefix, inUse(err))
 			failed++
 			continue
 		}
