@@ -29,6 +29,9 @@ var (
 	// (and lsm.ErrClosed), so a call racing Close fails the same way
 	// whichever layer notices.
 	ErrClosed = entrylocation.ErrClosed
+	// ErrLedgersIndexMissing: a rebuild found the ledgers index missing or
+	// unreadable and was not told to rebuild it too.
+	ErrLedgersIndexMissing = errors.New("ledgers index missing or unreadable")
 )
 
 // LastEntry is the entry id that GetEntry reads as "the ledger's last

@@ -2,9 +2,11 @@ package bookie
 
 import (
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
@@ -50,6 +52,17 @@ type RebuildOptions struct {
 	Logger *slog.Logger
 	// Now names the backup. Default time.Now.
 	Now func() time.Time
+	// RebuildLedgersIndex rebuilds the ledgers index too, from the entry
+	// logs (upstream's rebuild-db-ledgers-index): the old one, if any, is
+	// moved aside as ledgers.BACKUP-<timestamp>, and every ledger with a
+	// record in the entry logs is recorded as existing and fenced, with
+	// no master key and no explicit LAC. What the old one knew is lost: a
+	// deleted ledger whose entries are still in the entry logs comes
+	// back, and every entry of a ledger written again after a deletion is
+	// indexed, whichever life it belongs to. Without it a missing or
+	// unreadable ledgers index fails the rebuild before anything is
+	// moved: an index built without one would hold no ledger.
+	RebuildLedgersIndex bool
 }
 
 // RebuildProgress reports a rebuild's progress after each entry log.
@@ -83,6 +96,21 @@ type RebuildResult struct {
 	// torn record after a crash, or damage), with why.
 	TornLogs []string
 	Duration time.Duration
+	// OldEntries is the number of entries of the old index, counted
+	// before it was moved aside: -1 if there was none or it could not be
+	// read (OldIndexError says why). A new index with fewer entries is
+	// logged as a warning; the old one stays at BackupPath either way.
+	OldEntries    int64
+	OldIndexError error
+	// LedgersBackupPath is the old ledgers index, moved aside by
+	// RebuildLedgersIndex ("" if there was none or it was not rebuilt).
+	LedgersBackupPath string
+}
+
+// FewerEntries reports whether the new index holds fewer entries than the
+// old one did.
+func (r *RebuildResult) FewerEntries() bool {
+	return r.OldEntries >= 0 && r.Entries < r.OldEntries
 }
 
 // RebuildLocationsIndex rebuilds a directory's entry location index from
@@ -97,7 +125,8 @@ type RebuildResult struct {
 // Of several copies of an entry the one written last wins (the greatest
 // location), as upstream. The ledgers index is held open for the whole
 // rebuild, so a running bookie (which holds it) makes the rebuild fail
-// before anything is moved.
+// before anything is moved; so does a ledgers index that is missing or
+// unreadable, unless RebuildLedgersIndex rebuilds it too.
 func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	start := time.Now()
 	o := opts
@@ -137,20 +166,46 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 
 	current := filepath.Join(o.IndexDir, "current")
 	logDir := filepath.Join(o.LedgerDir, "current")
-	res := &RebuildResult{LocationsPath: filepath.Join(current, "locations")}
+	res := &RebuildResult{LocationsPath: filepath.Join(current, "locations"), OldEntries: -1}
+	ledgersPath := filepath.Join(current, "ledgers")
 
 	if _, err := o.FS.List(logDir); err != nil {
 		return nil, errors.Wrapf(err, "bookie: rebuild: no entry logs to read in %s", logDir)
 	}
 	// The ledgers index first: it says which ledgers to keep, and its
 	// lock keeps a running bookie away.
-	ledgers, err := openLedgerIndex(filepath.Join(current, "ledgers"), &ledgersOpts)
-	if err != nil {
-		return nil, errors.Wrap(err, "bookie: rebuild (is the bookie running?)")
+	var active map[int64]int64 // nil: every ledger (RebuildLedgersIndex)
+	var ledgersLock io.Closer
+	if o.RebuildLedgersIndex {
+		if lsm.Exists(o.FS, ledgersPath) {
+			l, err := o.FS.Lock(lsm.LockPath(ledgersPath))
+			if err != nil {
+				return nil, errors.Wrap(err, "bookie: rebuild (is the bookie running?)")
+			}
+			ledgersLock = l
+			defer func() {
+				if ledgersLock != nil {
+					_ = ledgersLock.Close()
+				}
+			}()
+		}
+	} else {
+		if !lsm.Exists(o.FS, ledgersPath) {
+			return nil, errors.Wrapf(ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s is missing; nothing was moved "+
+				"(an index rebuilt without it would hold no ledger): rebuild the ledgers index too, from the entry logs "+
+				"(--rebuild-ledgers-index), if it is lost", ledgersPath)
+		}
+		ledgers, err := openLedgerIndex(ledgersPath, &ledgersOpts)
+		if errors.Is(err, vfs.ErrLockHeld) {
+			return nil, errors.Wrap(err, "bookie: rebuild (is the bookie running?)")
+		} else if err != nil {
+			return nil, errors.Wrapf(ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s cannot be read (%v); nothing was moved: "+
+				"repair it, or rebuild it too, from the entry logs (--rebuild-ledgers-index)", ledgersPath, err)
+		}
+		defer ledgers.close()
+		active = ledgers.activeLedgers()
+		res.Ledgers = len(active)
 	}
-	defer ledgers.close()
-	active := ledgers.activeLedgers()
-	res.Ledgers = len(active)
 	ids, err := entrylog.ListLogs(o.FS, logDir)
 	if err != nil {
 		return nil, err
@@ -158,6 +213,26 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	res.Logs = len(ids)
 
 	stamp := o.Now()
+	if _, err := o.FS.Stat(res.LocationsPath); err == nil {
+		res.OldEntries, res.OldIndexError = countEntries(res.LocationsPath, &engine)
+		if res.OldIndexError != nil {
+			res.OldEntries = -1
+			o.Logger.Warn("the old entry location index cannot be read; it is moved aside all the same", "path", res.LocationsPath, "err", res.OldIndexError)
+		}
+	}
+	if ledgersLock != nil {
+		res.LedgersBackupPath = ledgersPath + ".BACKUP-" + stamp.Format(backupTimeLayout)
+		err := o.FS.Rename(ledgersPath, res.LedgersBackupPath)
+		_ = ledgersLock.Close()
+		ledgersLock = nil
+		if err == nil {
+			err = syncDir(o.FS, current)
+		}
+		if err != nil {
+			return nil, errors.Wrap(err, "bookie: rebuild: moving the ledgers index aside")
+		}
+		o.Logger.Info("moved the ledgers index aside", "from", ledgersPath, "to", res.LedgersBackupPath)
+	}
 	if _, err := o.FS.Stat(res.LocationsPath); err == nil {
 		// Whoever holds the old index (a compact) keeps it where it is.
 		lock, err := o.FS.Lock(lsm.LockPath(res.LocationsPath))
@@ -178,19 +253,79 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, errors.Wrap(err, "bookie: rebuild")
 	}
-	if err := buildIndex(&o, &engine, res, active, ids, logDir, current, stamp, start); err != nil {
+	var found map[int64]struct{}
+	if active == nil {
+		found = map[int64]struct{}{}
+	}
+	err = buildIndex(&o, &engine, res, active, found, ids, logDir, current, stamp, start)
+	if err == nil && found != nil {
+		err = writeLedgersIndex(ledgersPath, &ledgersOpts, found)
+		res.Ledgers = len(found)
+	}
+	if err != nil {
 		if res.BackupPath != "" {
 			return nil, errors.Wrapf(err, "bookie: rebuild failed; the old index is at %s", res.BackupPath)
 		}
 		return nil, err
 	}
+	if res.FewerEntries() {
+		o.Logger.Warn("the rebuilt entry location index holds fewer entries than the old one, which is kept",
+			"entries", res.Entries, "oldEntries", res.OldEntries, "old", res.BackupPath)
+	}
 	return res, nil
 }
 
-// buildIndex scans the logs, sorts, writes tables and ingests them into a
+// countEntries counts the entries of the index at path, read-only.
+func countEntries(path string, engine *lsm.Options) (int64, error) {
+	ro := *engine
+	ro.ReadOnly = true
+	db, err := lsm.Open(path, &ro)
+	if err != nil {
+		return 0, err
+	}
+	it, err := db.NewIter(nil)
+	if err != nil {
+		return 0, errors.CombineErrors(err, db.Close())
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, errors.CombineErrors(errors.CombineErrors(it.Error(), it.Close()), db.Close())
+}
+
+// writeLedgersIndex creates the ledgers index at path with a record for
+// each ledger: existing and fenced (upstream's rebuild-db-ledgers-index:
+// nothing can be added to a rebuilt ledger), no master key, no LAC.
+func writeLedgersIndex(path string, opts *lsm.Options, ledgers map[int64]struct{}) error {
+	db, err := lsm.Open(path, opts)
+	if err != nil {
+		return errors.Wrapf(err, "bookie: rebuild: creating the ledgers index %s", path)
+	}
+	ids := make([]int64, 0, len(ledgers))
+	for id := range ledgers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b lsm.Batch
+	for i, id := range ids {
+		b.Set(ledgerKey(id), encodeLedgerRecord(&LedgerInfo{Exists: true, Fenced: true}))
+		if b.Count() >= 10000 || i == len(ids)-1 {
+			if err := db.Apply(&b, lsm.Sync); err != nil {
+				_ = db.Close()
+				return errors.Wrapf(err, "bookie: rebuild: writing the ledgers index %s", path)
+			}
+			b.Reset()
+		}
+	}
+	return errors.Wrapf(db.Close(), "bookie: rebuild: closing the ledgers index %s", path)
+}
+
+// buildIndex scans the logs (keeping the records of the active ledgers,
+// or, with found, of every ledger, which it collects), sorts, writes tables and ingests them into a
 // new index at res.LocationsPath (RebuildLocationsIndex once the old index
 // is out of the way), filling res.
-func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, active map[int64]int64, ids []int64, logDir, current string, stamp, start time.Time) error {
+func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, active map[int64]int64, found map[int64]struct{}, ids []int64, logDir, current string, stamp, start time.Time) error {
 	tmpDir := filepath.Join(current, fmt.Sprintf("locations.rebuild-%d", stamp.UnixNano()))
 	if err := o.FS.MkdirAll(tmpDir, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: rebuild")
@@ -218,11 +353,15 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	for i, id := range ids {
 		scan, err := entrylog.Scan(o.FS, filepath.Join(logDir, entrylog.LogFileName(id)), func(rec *entrylog.Record) error {
 			res.Records++
-			floor, ok := active[rec.LedgerID]
-			if !ok || rec.Location < floor || rec.EntryID < 0 {
-				// Not an existing ledger's (negative ledger ids never
-				// are), below its floor, or an entry id the index
-				// refuses (no version of the storage writes one).
+			if rec.EntryID < 0 || rec.LedgerID < 0 {
+				// An id the index refuses (no version of the storage
+				// writes one).
+				return nil
+			}
+			if found != nil {
+				found[rec.LedgerID] = struct{}{}
+			} else if floor, ok := active[rec.LedgerID]; !ok || rec.Location < floor {
+				// Not an existing ledger's, or below its floor.
 				return nil
 			}
 			res.Indexed++

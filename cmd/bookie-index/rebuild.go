@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,11 +21,18 @@ func runRebuild(args []string, stdout, stderr io.Writer) error {
 }
 
 func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) error {
+	var rebuildLedgers bool
 	c, err := loadConfigCommand("rebuild", "Rebuilds the entry location index of every ledger directory of the configuration\n"+
 		"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
 		"moved aside as <indexDir>/current/locations.BACKUP-<timestamp>; only ledgers the\n"+
 		"ledgers index holds are indexed, and of several copies of an entry the last\n"+
-		"written wins (upstream's rebuild-db-ledger-locations-index).", args, stderr)
+		"written wins (upstream's rebuild-db-ledger-locations-index). A missing or\n"+
+		"unreadable ledgers index fails the directory, moving nothing, unless\n"+
+		"--rebuild-ledgers-index rebuilds it too (upstream's rebuild-db-ledgers-index).", args, stderr,
+		commandFlags{synopsis: "[--rebuild-ledgers-index]", register: func(fs *flag.FlagSet) {
+			fs.BoolVar(&rebuildLedgers, "rebuild-ledgers-index", false, "rebuild the ledgers index too, from the entry logs: every ledger found exists and is fenced, with no master key;\n"+
+				"deleted ledgers still in the entry logs come back (the old one is kept as ledgers.BACKUP-<timestamp>)")
+		}})
 	if err != nil {
 		return err
 	}
@@ -47,6 +55,8 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 			IndexDir:  c.IndexDirectories[i],
 			Engine:    engine,
 			Logger:    log,
+
+			RebuildLedgersIndex: rebuildLedgers,
 			Progress: func(p bookie.RebuildProgress) {
 				if time.Since(last) < progressEvery && p.LogsDone < p.Logs {
 					return
@@ -67,6 +77,20 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 		backup := "none (there was no index)"
 		if res.BackupPath != "" {
 			backup = res.BackupPath
+		}
+		if res.OldIndexError != nil {
+			fmt.Fprintf(stderr, "%s: warning: the old index could not be read (%v); it is kept at %s\n", prefix, res.OldIndexError, backup)
+		}
+		if res.FewerEntries() {
+			fmt.Fprintf(stderr, "%s: warning: the new index holds %d entries, %d fewer than the old one, which is kept at %s: "+
+				"check the ledgers index (bookie-index check-ledgers-index) before removing it\n", prefix, res.Entries, res.OldEntries-res.Entries, backup)
+		}
+		if rebuildLedgers {
+			old := "none (there was no ledgers index)"
+			if res.LedgersBackupPath != "" {
+				old = "kept at " + res.LedgersBackupPath
+			}
+			fmt.Fprintf(stderr, "%s: rebuilt the ledgers index with %d ledgers (fenced, no master key); old ledgers index: %s\n", prefix, res.Ledgers, old)
 		}
 		fmt.Fprintf(stderr, "%s: done in %s: %d entry logs, %d records, %d entries of %d ledgers in %d tables (%d sorted runs); old index: %s\n",
 			prefix, res.Duration.Round(time.Millisecond), res.Logs, res.Records, res.Entries, res.Ledgers, res.Tables, res.Runs, backup)

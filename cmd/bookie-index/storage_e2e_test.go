@@ -241,7 +241,7 @@ func TestServeStorageEndToEnd(t *testing.T) {
 	rebuildOut, err := rebuild.CombinedOutput()
 	require.Error(t, err)
 	require.Equal(t, 1, rebuild.ProcessState.ExitCode())
-	require.Contains(t, string(rebuildOut), "is the bookie running?")
+	require.Contains(t, string(rebuildOut), "stop it first")
 
 	require.NoError(t, p.stop(t, syscall.SIGTERM), p.log.String())
 
@@ -270,7 +270,8 @@ func TestServeStorageEndToEnd(t *testing.T) {
 }
 
 // TestRebuildCommandErrors: bad usage exits 2; a directory without a
-// ledgers index rebuilds an empty index.
+// ledgers index is refused, moving nothing, unless --rebuild-ledgers-index
+// rebuilds it too.
 func TestRebuildCommandErrors(t *testing.T) {
 	s := newServeSetup(t)
 	code, _, errOut := runCmd("rebuild", "--conf", s.confPath, "extra")
@@ -286,10 +287,17 @@ func TestRebuildCommandErrors(t *testing.T) {
 		require.NoError(t, os.MkdirAll(filepath.Join(s.root, l, "current"), 0o755))
 	}
 	code, _, errOut = runCmd("rebuild", "--conf", s.confPath)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, "is missing; nothing was moved")
+	backups, err := filepath.Glob(s.locations[0] + ".BACKUP-*")
+	require.NoError(t, err)
+	require.Empty(t, backups)
+	code, _, errOut = runCmd("rebuild", "--conf", s.confPath, "--rebuild-ledgers-index")
 	require.Equal(t, 0, code, errOut)
 	require.Contains(t, errOut, "rebuild [1/2] "+s.locations[0]+": done in ")
 	require.Contains(t, errOut, "0 entry logs, 0 records, 0 entries of 0 ledgers")
-	backups, err := filepath.Glob(s.locations[0] + ".BACKUP-*")
+	require.Contains(t, errOut, "warning: the new index holds 0 entries, 1000 fewer than the old one")
+	backups, err = filepath.Glob(s.locations[0] + ".BACKUP-*")
 	require.NoError(t, err)
 	require.Len(t, backups, 1, "the index written by the test setup was moved aside")
 }

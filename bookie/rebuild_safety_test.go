@@ -1,0 +1,169 @@
+package bookie
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/stretchr/testify/require"
+)
+
+// rebuildEnv is a closed storage on the in-memory FS holding
+// writeRebuildWorkload, and its index paths.
+func rebuildEnv(t *testing.T) (env *testEnv, want model, current, locations, ledgers string) {
+	env = newTestEnv()
+	s := env.open(t)
+	want = writeRebuildWorkload(t, s)
+	require.NoError(t, s.Close())
+	current = filepath.Join(env.dirs[0], "current")
+	return env, want, current, filepath.Join(current, "locations"), filepath.Join(current, "ledgers")
+}
+
+func (e *testEnv) rebuild(rebuildLedgers bool) (*RebuildResult, error) {
+	return RebuildLocationsIndex(RebuildOptions{LedgerDir: e.dirs[0], FS: e.mem, RebuildLedgersIndex: rebuildLedgers})
+}
+
+// TestRebuildRefusesWithoutLedgersIndex: with the ledgers index missing,
+// or unreadable, the rebuild fails naming it and the flag, and moves
+// nothing (the old rebuild moved the good index aside and wrote an empty
+// one).
+func TestRebuildRefusesWithoutLedgersIndex(t *testing.T) {
+	env, _, current, _, ledgers := rebuildEnv(t)
+	before, err := env.mem.List(current)
+	require.NoError(t, err)
+
+	// Unreadable: its CURRENT names a manifest that is not there.
+	cur := filepath.Join(ledgers, "CURRENT")
+	f, err := env.mem.Create(cur)
+	require.NoError(t, err)
+	_, err = f.Write([]byte("MANIFEST-999999\n"))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = env.rebuild(false)
+	require.ErrorIs(t, err, ErrLedgersIndexMissing)
+	require.ErrorContains(t, err, "the ledgers index "+ledgers+" cannot be read")
+	require.ErrorContains(t, err, "--rebuild-ledgers-index")
+	after, err := env.mem.List(current)
+	require.NoError(t, err)
+	require.Equal(t, before, after, "nothing moved")
+
+	require.NoError(t, env.mem.RemoveAll(ledgers))
+	_, err = env.rebuild(false)
+	require.ErrorIs(t, err, ErrLedgersIndexMissing)
+	require.ErrorContains(t, err, "the ledgers index "+ledgers+" is missing; nothing was moved")
+	after, err = env.mem.List(current)
+	require.NoError(t, err)
+	require.Equal(t, slicesWithout(before, "ledgers"), after, "nothing moved, no empty ledgers index created")
+}
+
+// TestRebuildLedgersIndexToo: told to, the rebuild rebuilds the ledgers
+// index from the entry logs too: every ledger found exists and is fenced,
+// every entry reads back (a deleted ledger whose entries are still in the
+// logs comes back, as upstream's rebuild-db-ledgers-index), and the old
+// ledgers index is kept.
+func TestRebuildLedgersIndexToo(t *testing.T) {
+	env, want, _, locations, ledgers := rebuildEnv(t)
+	res, err := env.rebuild(true)
+	require.NoError(t, err)
+	require.NotEmpty(t, res.LedgersBackupPath)
+	require.True(t, lsm.Exists(env.mem, res.LedgersBackupPath), "the old ledgers index is kept")
+	require.Equal(t, 8, res.Ledgers, "ledgers 0-7, ledger 6 deleted but still in the logs")
+	require.True(t, lsm.Exists(env.mem, ledgers))
+	require.Equal(t, int64(8*100), res.Entries, "every ledger's entries, of every life")
+	require.False(t, res.FewerEntries(), "old %d, new %d", res.OldEntries, res.Entries)
+	require.NotEmpty(t, res.BackupPath)
+	_ = locations
+
+	s := env.open(t)
+	defer s.Close()
+	for l, es := range want {
+		if l == 7 {
+			continue // written again after a deletion: its first life is indexed too
+		}
+		for e, p := range es {
+			requireEntry(t, s, l, e, p)
+		}
+		info, ok, err := s.LedgerInfo(l)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.True(t, info.Fenced, "a rebuilt ledger is fenced")
+		require.Empty(t, info.MasterKey)
+	}
+	requireEntry(t, s, 6, 0, payload(6, 0, 0))
+
+	// Then, with the rebuilt ledgers index in place, a plain rebuild works.
+	require.NoError(t, s.Close())
+	_, err = env.rebuild(false)
+	require.NoError(t, err)
+}
+
+// TestRebuildSaysFewerEntries: a ledgers index that lost a ledger makes a
+// rebuilt index with fewer entries: the result and the log say so and the
+// old index is kept whole.
+func TestRebuildSaysFewerEntries(t *testing.T) {
+	env, _, _, locations, ledgers := rebuildEnv(t)
+	oldCount := countLocations(t, env, locations)
+	db, err := lsm.Open(ledgers, &lsm.Options{FS: env.mem})
+	require.NoError(t, err)
+	var b lsm.Batch
+	b.Delete(ledgerKey(2))
+	require.NoError(t, db.Apply(&b, lsm.Sync))
+	require.NoError(t, db.Close())
+
+	res, err := env.rebuild(false)
+	require.NoError(t, err)
+	require.Equal(t, oldCount, res.OldEntries)
+	require.Equal(t, oldCount-100, res.Entries)
+	require.True(t, res.FewerEntries())
+	require.Equal(t, oldCount, countLocations(t, env, res.BackupPath), "the old index is kept whole")
+}
+
+func slicesWithout(s []string, v string) []string {
+	var out []string
+	for _, x := range s {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func countLocations(t *testing.T, env *testEnv, path string) int64 {
+	t.Helper()
+	db, err := lsm.Open(path, &lsm.Options{FS: env.mem, ReadOnly: true})
+	require.NoError(t, err)
+	defer db.Close()
+	it, err := db.NewIter(nil)
+	require.NoError(t, err)
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	require.NoError(t, it.Close())
+	return n
+}
+
+// TestCheckLedgersIndexRecords: a record that does not decode is a problem named
+// by its ledger; the others are counted.
+func TestCheckLedgersIndexRecords(t *testing.T) {
+	env, _, _, _, ledgers := rebuildEnv(t)
+	res, err := CheckLedgersIndex(env.mem, env.dirs[0])
+	require.NoError(t, err)
+	require.Empty(t, res.Problems)
+	require.Equal(t, LedgersIndexCheck{Path: ledgers, Records: 7, Existing: 7, Fenced: 5}, *res)
+
+	db, err := lsm.Open(ledgers, &lsm.Options{FS: env.mem})
+	require.NoError(t, err)
+	var b lsm.Batch
+	b.Set(ledgerKey(4), []byte{9, 0, 0})
+	require.NoError(t, db.Apply(&b, lsm.Sync))
+	require.NoError(t, db.Close())
+	res, err = CheckLedgersIndex(env.mem, env.dirs[0])
+	require.NoError(t, err)
+	require.Len(t, res.Problems, 1)
+	require.Contains(t, res.Problems[0], "ledger 4 (key 0000000000000004): bookie: ledger record of 3 bytes, too short")
+
+	require.NoError(t, env.mem.RemoveAll(ledgers))
+	_, err = CheckLedgersIndex(env.mem, env.dirs[0])
+	require.ErrorIs(t, err, ErrLedgersIndexMissing)
+}
