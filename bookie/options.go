@@ -107,6 +107,12 @@ type Options struct {
 	// EnableStatistics times add-entry and read-entry (enableStatistics);
 	// counts are always kept, and checkpoints are always timed.
 	EnableStatistics bool
+	// AllowStorageExpansion (allowStorageExpansion) lets the storage open
+	// with directories added to the list recorded at its first start (new
+	// directories must be empty): existing ledgers stay where they are,
+	// new ledgers use every directory. Without it a changed list is
+	// refused (see layout_guard.go).
+	AllowStorageExpansion bool
 	// Logger receives the storage's log lines and, where Index,
 	// Index.Engine or LedgersEngine have no logger of their own, those of
 	// the indexes and of every engine: one logger for the whole storage.

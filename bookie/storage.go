@@ -6,30 +6,68 @@ import (
 )
 
 // Storage is a bookie's ledger storage over all its ledger directories
-// (upstream's DbLedgerStorage): one DirStorage per directory, and ledger
-// L in directory L mod n. It is safe for concurrent use.
+// (upstream's DbLedgerStorage): one DirStorage per directory, ledger L in
+// directory L mod n until the directory list is expanded, then in the
+// directory whose ledgers index holds it (routing.go). It is safe for
+// concurrent use.
 type Storage struct {
 	opts *resolved
 	dirs []*DirStorage
+	// routes maps each ledger to its directory under routeRecorded; nil
+	// under routeModulo. Read-only once Open returns.
+	routes map[int64]int32
 }
 
-// Open opens (creating if needed) the storage of every ledger directory.
+// Open opens (creating if needed) the storage of every ledger directory,
+// once the directory layout guard (layout_guard.go) accepts the list.
 // Each directory starts its checkpoint and purge workers.
-func Open(opts *Options) (*Storage, error) {
+func Open(opts *Options) (_ *Storage, err error) {
 	r, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
+	plan, err := checkLayout(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.writeLayouts(r); err != nil {
+		return nil, err
+	}
 	s := &Storage{opts: r}
-	for i := range r.LedgerDirs {
-		d, err := openDirStorage(r, r.LedgerDirs[i], r.IndexDirs[i])
+	defer func() {
 		if err != nil {
 			for _, opened := range s.dirs {
 				_ = opened.Close()
 			}
+			plan.undo(r)
+		}
+	}()
+	for i := range r.LedgerDirs {
+		d, err := openDirStorage(r, r.LedgerDirs[i], r.IndexDirs[i])
+		if err != nil {
 			return nil, err
 		}
 		s.dirs = append(s.dirs, d)
+	}
+	if plan.layout.routing == routeModulo {
+		if id, in, want, found := misplacedLedger(s.dirs); found {
+			if !r.AllowStorageExpansion {
+				return nil, errors.Newf("bookie: refusing to open: ledger %d is in %s, but routing by ledger id modulo %d directories puts it in %s: "+
+					"the directory list changed before this version recorded it. Restore the old list, or set allowStorageExpansion=true "+
+					"to route every ledger to the directory whose ledgers index holds it", id, s.dirs[in].ledgerDir, len(s.dirs), s.dirs[want].ledgerDir)
+			}
+			if err := plan.recordRouting(r); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if plan.layout.routing == routeRecorded {
+		if s.routes, err = buildRoutes(s.dirs); err != nil {
+			return nil, err
+		}
+	}
+	if plan.note != "" {
+		r.Logger.Info(plan.note, "directories", formatPairs(plan.layout.dirs), "generation", plan.layout.generation)
 	}
 	return s, nil
 }
@@ -37,13 +75,21 @@ func Open(opts *Options) (*Storage, error) {
 // Dirs returns the directories' storages, in configuration order.
 func (s *Storage) Dirs() []*DirStorage { return s.dirs }
 
-// Dir returns the storage of ledgerID's directory: ledgerID mod the
-// number of directories. A negative ledger id is an error.
+// Dir returns the storage of ledgerID's directory (see routing.go). A
+// negative ledger id is an error.
 func (s *Storage) Dir(ledgerID int64) (*DirStorage, error) {
 	if err := checkLedgerID(ledgerID); err != nil {
 		return nil, err
 	}
-	return s.dirs[ledgerID%int64(len(s.dirs))], nil
+	return s.dirs[s.dirIndex(ledgerID)], nil
+}
+
+// dirIndex returns the position of a (non-negative) ledger's directory.
+func (s *Storage) dirIndex(ledgerID int64) int {
+	if i, ok := s.routes[ledgerID]; ok {
+		return int(i)
+	}
+	return int(ledgerID % int64(len(s.dirs)))
 }
 
 // AddEntry adds an entry; see DirStorage.AddEntry.
@@ -138,7 +184,7 @@ func (s *Storage) UpdateEntriesLocations(locs []entrylocation.EntryLocation) err
 		if err := checkLedgerID(l.LedgerID); err != nil {
 			return errors.Wrapf(err, "bookie: UpdateEntriesLocations element %d", i)
 		}
-		n := l.LedgerID % int64(len(s.dirs))
+		n := s.dirIndex(l.LedgerID)
 		byDir[n] = append(byDir[n], l)
 	}
 	for i, part := range byDir {

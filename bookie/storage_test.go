@@ -328,7 +328,7 @@ func TestOneFileSystem(t *testing.T) {
 	require.Equal(t, vfs.Default, engine.FS, "the caller's options are not changed")
 	names, err := mem.List("/d/current")
 	require.NoError(t, err)
-	require.Equal(t, []string{"0.ledgers", "0.log", "lastId", "ledgers", "locations"}, names)
+	require.Equal(t, []string{"0.ledgers", "0.log", "LAYOUT", "lastId", "ledgers", "locations"}, names)
 
 	for _, o := range []*Options{
 		{Index: &entrylocation.Options{Engine: &lsm.Options{FS: other}}},

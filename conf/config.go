@@ -25,6 +25,11 @@ type Config struct {
 	// ledger directory i is IndexDirectories[i]/current/locations.
 	// Default: LedgerDirectories. The counts must match.
 	IndexDirectories []string
+	// AllowStorageExpansion (allowStorageExpansion): let the storage open
+	// with empty directories added to the list recorded at its first
+	// start; existing ledgers stay where they are, new ledgers use every
+	// directory. Default false: a changed list is refused.
+	AllowStorageExpansion bool
 
 	// HTTPServerEnabled (httpServerEnabled) starts the admin HTTP server.
 	// Default (ours) true; BookKeeper's is false.

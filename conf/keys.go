@@ -30,6 +30,7 @@ func keySpecs() []keySpec {
 	return append([]keySpec{
 		dirsKey("ledgerDirectories", "data/ledgers", func(c *Config) *[]string { return &c.LedgerDirectories }),
 		dirsKey("indexDirectories", "", func(c *Config) *[]string { return &c.IndexDirectories }),
+		boolKey("allowStorageExpansion", "false", func(c *Config) *bool { return &c.AllowStorageExpansion }),
 
 		boolKey("httpServerEnabled", "true", func(c *Config) *bool { return &c.HTTPServerEnabled }),
 		stringKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),

@@ -1,0 +1,221 @@
+package bookie
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// layoutEnv is a testEnv whose directory list a test changes between
+// opens.
+func (e *testEnv) openWith(dirs []string, allowExpansion bool) (*Storage, error) {
+	e.dirs = dirs
+	o := e.options()
+	o.AllowStorageExpansion = allowExpansion
+	return Open(o)
+}
+
+func addLedgers(t *testing.T, s *Storage, from, to int64) {
+	t.Helper()
+	for l := from; l < to; l++ {
+		for e := int64(0); e < 5; e++ {
+			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+		}
+	}
+	require.NoError(t, s.Checkpoint())
+}
+
+func requireLedgers(t *testing.T, s *Storage, from, to int64) {
+	t.Helper()
+	for l := from; l < to; l++ {
+		for e := int64(0); e < 5; e++ {
+			requireEntry(t, s, l, e, payload(l, e, 0))
+		}
+		requireEntry(t, s, l, LastEntry, payload(l, 4, 0))
+	}
+}
+
+func ledgerDirOf(t *testing.T, s *Storage, ledgerID int64) string {
+	t.Helper()
+	d, err := s.Dir(ledgerID)
+	require.NoError(t, err)
+	return filepath.Dir(d.LedgerDir())
+}
+
+// TestLayoutGuardExpansion: a directory added without allowStorageExpansion
+// is refused naming both lists and the key, and nothing is written; with
+// it every existing ledger stays readable, new ledgers use the new
+// directory, and restarts (without the key) keep both; a second expansion
+// too.
+func TestLayoutGuardExpansion(t *testing.T) {
+	env := newTestEnv()
+	s, err := env.openWith([]string{"/a"}, false)
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 10)
+	require.NoError(t, s.Close())
+	before := readFileBytes(t, env.mem, "/a/current/LAYOUT")
+
+	_, err = env.openWith([]string{"/a", "/b"}, false)
+	require.ErrorContains(t, err, "the directories changed: [/a] were recorded at the first start, [/a, /b] are configured")
+	require.ErrorContains(t, err, "allowStorageExpansion=true")
+	_, statErr := env.mem.Stat("/b")
+	require.Error(t, statErr, "a refused open creates nothing")
+	require.Equal(t, before, readFileBytes(t, env.mem, "/a/current/LAYOUT"))
+
+	s, err = env.openWith([]string{"/a", "/b"}, true)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 10)
+	addLedgers(t, s, 10, 20)
+	require.Equal(t, "/a", ledgerDirOf(t, s, 1), "an existing ledger stays")
+	require.Equal(t, "/b", ledgerDirOf(t, s, 11), "a new ledger uses the new directory")
+	require.Equal(t, "/a", ledgerDirOf(t, s, 12))
+	// A ledger deleted before the expansion and written again keeps its
+	// directory until its record is purged.
+	_, err = s.DeleteLedger(3)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	// Restart: the expanded list is the recorded one now.
+	s, err = env.openWith([]string{"/a", "/b"}, false)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 3)
+	requireLedgers(t, s, 4, 20)
+	requireNoLedger(t, s, 3)
+	require.Equal(t, "/a", ledgerDirOf(t, s, 1))
+	require.Equal(t, "/b", ledgerDirOf(t, s, 11))
+	require.NoError(t, s.Close())
+
+	// Removing a directory is refused, with or without the key.
+	_, err = env.openWith([]string{"/a"}, false)
+	require.ErrorContains(t, err, "the directories changed")
+	_, err = env.openWith([]string{"/a"}, true)
+	require.ErrorContains(t, err, "recorded directory [/b] is no longer configured")
+	// So is a reordering without the key.
+	_, err = env.openWith([]string{"/b", "/a"}, false)
+	require.ErrorContains(t, err, "the directories changed")
+
+	// A second expansion, then a restart.
+	s, err = env.openWith([]string{"/a", "/b", "/c"}, true)
+	require.NoError(t, err)
+	requireLedgers(t, s, 4, 20)
+	addLedgers(t, s, 20, 30)
+	require.Equal(t, "/c", ledgerDirOf(t, s, 23))
+	require.NoError(t, s.Close())
+	s = env.crash(t, mustOpen(t, env, []string{"/a", "/b", "/c"}), 0)
+	requireLedgers(t, s, 4, 30)
+	require.Equal(t, "/b", ledgerDirOf(t, s, 11))
+	require.Equal(t, "/c", ledgerDirOf(t, s, 23))
+	require.NoError(t, s.Close())
+}
+
+func mustOpen(t *testing.T, env *testEnv, dirs []string) *Storage {
+	t.Helper()
+	s, err := env.openWith(dirs, false)
+	require.NoError(t, err)
+	return s
+}
+
+func readFileBytes(t *testing.T, fs vfs.FS, name string) []byte {
+	t.Helper()
+	f, err := fs.Open(name)
+	require.NoError(t, err)
+	defer f.Close()
+	size, err := f.Size()
+	require.NoError(t, err)
+	b := make([]byte, size)
+	_, _ = f.ReadAt(b, 0)
+	return b
+}
+
+func writeFileBytes(t *testing.T, fs vfs.FS, name string, b []byte) {
+	t.Helper()
+	require.NoError(t, fs.MkdirAll(filepath.Dir(name), 0o755))
+	f, err := fs.Create(name)
+	require.NoError(t, err)
+	_, err = f.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+}
+
+// TestLayoutGuardRefusals: a new directory that is not empty, a directory
+// of another instance, a corrupt LAYOUT, a directory wiped of its LAYOUT
+// but holding data.
+func TestLayoutGuardRefusals(t *testing.T) {
+	env := newTestEnv()
+	s, err := env.openWith([]string{"/a", "/b"}, false)
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 4)
+	require.NoError(t, s.Close())
+
+	writeFileBytes(t, env.mem, "/d/current/stray", []byte("x"))
+	_, err = env.openWith([]string{"/a", "/b", "/d"}, true)
+	require.ErrorContains(t, err, "new directory /d/current is not empty")
+
+	other := newTestEnv()
+	so, err := other.openWith([]string{"/x"}, false)
+	require.NoError(t, err)
+	require.NoError(t, so.Close())
+	good := readFileBytes(t, env.mem, "/b/current/LAYOUT")
+	writeFileBytes(t, env.mem, "/b/current/LAYOUT", readFileBytes(t, other.mem, "/x/current/LAYOUT"))
+	_, err = env.openWith([]string{"/a", "/b"}, false)
+	require.ErrorContains(t, err, "belongs to another bookie instance")
+
+	bad := append([]byte(nil), good...)
+	bad[20] ^= 1
+	writeFileBytes(t, env.mem, "/b/current/LAYOUT", bad)
+	_, err = env.openWith([]string{"/a", "/b"}, false)
+	require.ErrorIs(t, err, errLayoutCorrupt)
+	require.ErrorContains(t, err, "directory layout /b/current/LAYOUT: offset ")
+	require.ErrorContains(t, err, "checksum")
+
+	require.NoError(t, env.mem.Remove("/b/current/LAYOUT"))
+	_, err = env.openWith([]string{"/a", "/b"}, false)
+	require.ErrorContains(t, err, "/b/current holds data but no LAYOUT")
+
+	writeFileBytes(t, env.mem, "/b/current/LAYOUT", good)
+	s, err = env.openWith([]string{"/a", "/b"}, false)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 4)
+	require.NoError(t, s.Close())
+}
+
+// TestLayoutGuardUpgrade: a storage from before the layout records (no
+// LAYOUT anywhere) records its list at its next start; one whose list was
+// changed back then (ledgers outside their modulo directory) is refused,
+// and with allowStorageExpansion routed by its ledgers indexes from then
+// on, across a restart.
+func TestLayoutGuardUpgrade(t *testing.T) {
+	env := newTestEnv()
+	s, err := env.openWith([]string{"/a"}, false)
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 6)
+	require.NoError(t, s.Close())
+	require.NoError(t, env.mem.Remove("/a/current/LAYOUT"))
+
+	s, err = env.openWith([]string{"/a"}, false)
+	require.NoError(t, err, "the first start of this version records the list")
+	require.NoError(t, s.Close())
+	require.NoError(t, env.mem.Remove("/a/current/LAYOUT"))
+
+	// The list was changed while nothing recorded it.
+	_, err = env.openWith([]string{"/a", "/b"}, false)
+	require.ErrorContains(t, err, "ledger 1 is in /a/current, but routing by ledger id modulo 2 directories puts it in /b/current")
+	require.ErrorContains(t, err, "allowStorageExpansion=true")
+	s, err = env.openWith([]string{"/a"}, false)
+	require.NoError(t, err, "the refused start recorded nothing")
+	require.NoError(t, s.Close())
+	require.NoError(t, env.mem.Remove("/a/current/LAYOUT"))
+	s, err = env.openWith([]string{"/a", "/b"}, true)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 6)
+	addLedgers(t, s, 6, 10)
+	require.Equal(t, "/b", ledgerDirOf(t, s, 7))
+	require.NoError(t, s.Close())
+	s, err = env.openWith([]string{"/a", "/b"}, false)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 10)
+	require.NoError(t, s.Close())
+}
