@@ -78,6 +78,9 @@ type DirMetrics struct {
 	// Purges counts completed purges, PurgedLedgers the ledgers they
 	// purged, PurgeFailures the failed ones.
 	Purges, PurgedLedgers, PurgeFailures int64
+	// ReadCorruptions counts reads that met damaged bytes (an index table
+	// or an entry log record that fails its checksum or does not decode).
+	ReadCorruptions int64
 	// LastCheckpoint is when the last checkpoint completed; zero if none.
 	LastCheckpoint time.Time
 
@@ -121,6 +124,7 @@ func (d *DirStorage) Metrics() DirMetrics {
 		PurgedLedgers:          s.purgedLedgers.Load(),
 		PurgeFailures:          s.purgeFailures.Load(),
 		CheckpointFailures:     s.checkpointFailures.Load(),
+		ReadCorruptions:        s.readCorruptions.Load(),
 		EntryLog:               d.entryLog.Metrics(),
 		Index:                  d.locations.Metrics(),
 	}

@@ -86,6 +86,9 @@ func (d *DirStorage) readEntryLocked(ledgerID, entryID int64) ([]byte, error) {
 	location, err := d.locations.GetLocation(ledgerID, entryID)
 	d.stats.readLocationsIndexNanos.Add(int64(time.Since(t)))
 	if err != nil {
+		if isCorruption(err) {
+			return nil, d.readCorruption(err, ledgerID, entryID, 0, false)
+		}
 		return nil, err
 	}
 	if location == 0 {
@@ -108,6 +111,9 @@ func (d *DirStorage) readEntryLocked(ledgerID, entryID int64) ([]byte, error) {
 	}
 	d.stats.readEntryLogNanos.Add(int64(time.Since(t)))
 	if err != nil {
+		if isCorruption(err) {
+			return nil, d.readCorruption(err, ledgerID, entryID, location, true)
+		}
 		return nil, err
 	}
 	d.readCache.putIf(epoch, ledgerID, entryID, payload)

@@ -26,6 +26,7 @@ type dirStats struct {
 	flushBytes, flushEntries            atomic.Int64
 	purges, purgeFailures               atomic.Int64
 	purgedLedgers                       atomic.Int64
+	readCorruptions                     atomic.Int64
 	lastCheckpointNanos                 atomic.Int64 // Unix nanos of the last completed checkpoint
 	checkpointFailures                  atomic.Int64 // checkpoints failed in a row
 }

@@ -24,6 +24,7 @@ const (
 	PathState                = "/api/v1/bookie/state"
 	PathServerConfig         = "/api/v1/config/server_config"
 	PathHeartbeat            = "/heartbeat"
+	PathIsReady              = "/api/v1/bookie/is_ready"
 	PathMetrics              = "/metrics"
 )
 
@@ -220,6 +221,7 @@ func New(opts Options) (*Service, error) {
 		s.registerGC()
 	}
 	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
+	s.mux.HandleFunc(PathIsReady, s.serveIsReady)
 	s.mux.HandleFunc(PathMetrics, s.serveMetrics)
 	return s, nil
 }
@@ -257,12 +259,61 @@ func (s *Service) lookup(path string) *directory {
 	return nil
 }
 
-// serveHeartbeat answers "OK", as upstream's HeartbeatService.
+// serveHeartbeat answers "OK", as upstream's HeartbeatService, while the
+// storage can serve; 503 with why when it cannot (see health).
 func (s *Service) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 	if !allowRead(w, r) {
 		return
 	}
+	if err := s.health(); err != nil {
+		writeText(w, http.StatusServiceUnavailable, "Unavailable: "+err.Error()+"\n")
+		return
+	}
 	writeText(w, http.StatusOK, "OK\n")
+}
+
+// serveIsReady answers "OK" when the bookie is ready to serve, as
+// upstream's IsReadyService, and 503 with why otherwise.
+func (s *Service) serveIsReady(w http.ResponseWriter, r *http.Request) {
+	if !allowRead(w, r) {
+		return
+	}
+	if err := s.health(); err != nil {
+		writeText(w, http.StatusServiceUnavailable, "Bookie is not ready: "+err.Error())
+		return
+	}
+	writeText(w, http.StatusOK, "OK")
+}
+
+// healthChecker is implemented by a storage or an index that can tell
+// whether it can serve (*bookie.Storage, *entrylocation.Index).
+type healthChecker interface {
+	Health() error
+}
+
+// health returns why the service cannot serve, or nil: it is shutting
+// down, or the storage or an index is closed or stopped by a sticky engine
+// error (a write it cannot make durable).
+func (s *Service) health() error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errors.New("the service is shutting down")
+	}
+	if h, ok := s.opts.Storage.(healthChecker); ok {
+		if err := h.Health(); err != nil {
+			return err
+		}
+	}
+	for _, d := range s.dirs {
+		if h, ok := d.Index.(healthChecker); ok {
+			if err := h.Health(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // serveState describes the service, in the shape of upstream's

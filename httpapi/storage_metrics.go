@@ -92,6 +92,8 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 	counter(storagePrefix+"purged_ledgers_total", "Deleted ledgers whose locations were purged.", func(m *bookie.DirMetrics) float64 { return float64(m.PurgedLedgers) })
 	counter(storagePrefix+"purge_failures_total", "Purges that failed (retried after the next checkpoint or garbage collection).",
 		func(m *bookie.DirMetrics) float64 { return float64(m.PurgeFailures) })
+	counter(storagePrefix+"read_corruptions_total", "Reads that met damaged bytes in an index table or an entry log (logged with the file and offset).",
+		func(m *bookie.DirMetrics) float64 { return float64(m.ReadCorruptions) })
 	counter(storagePrefix+"flushed_entries_total", "Entries written by checkpoints.", func(m *bookie.DirMetrics) float64 { return float64(m.FlushEntries) })
 	counter(storagePrefix+"entry_log_bytes_written_total", "Bytes written to entry logs.", func(m *bookie.DirMetrics) float64 { return float64(m.EntryLog.BytesWritten) })
 	counter(storagePrefix+"entry_log_syncs_total", "Entry log fsyncs.", func(m *bookie.DirMetrics) float64 { return float64(m.EntryLog.Syncs) })

@@ -1,0 +1,62 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHealthUnderStickyError: /heartbeat and is_ready answer OK while the
+// storage can serve, 503 naming why once an index's engine stopped after a
+// failed WAL write (a sticky error), and 503 once the storage is closed.
+func TestHealthUnderStickyError(t *testing.T) {
+	var armed atomic.Bool
+	fs := vfs.NewErrorFS(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if armed.Load() && (op.Kind == vfs.OpWrite || op.Kind == vfs.OpSync) &&
+			strings.Contains(op.Path, "/d1/ledgers/current/locations/") && strings.HasSuffix(op.Path, ".log") {
+			return vfs.ErrInjected
+		}
+		return nil
+	}))
+	st, err := bookie.Open(&bookie.Options{
+		LedgerDirs: []string{"/d1/ledgers", "/d2/ledgers"}, FlushInterval: -1, GCWaitTime: -1,
+		WriteCacheSize: 8 << 20, ReadCacheSize: 2 << 20, FS: fs,
+	})
+	require.NoError(t, err)
+	opts := Options{Storage: st}
+	for _, d := range st.Dirs() {
+		opts.Directories = append(opts.Directories, Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()})
+	}
+	s, err := New(opts)
+	require.NoError(t, err)
+	defer s.Close()
+
+	code, body := do(t, s, http.MethodGet, PathHeartbeat, "")
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = do(t, s, http.MethodGet, PathIsReady, "")
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, "OK", body)
+
+	require.NoError(t, st.AddEntry(2, 0, []byte("x"))) // ledger 2: directory /d1
+	armed.Store(true)
+	require.Error(t, st.Checkpoint())
+	code, body = do(t, s, http.MethodGet, PathHeartbeat, "")
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	require.Contains(t, body, "Unavailable: bookie: /d1/ledgers/current: the entry location index")
+	require.Contains(t, body, "injected")
+	code, body = do(t, s, http.MethodGet, PathIsReady, "")
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Contains(t, body, "Bookie is not ready: ")
+
+	armed.Store(false)
+	_ = st.Close()
+	code, body = do(t, s, http.MethodGet, PathHeartbeat, "")
+	require.Equal(t, http.StatusServiceUnavailable, code, body)
+	code, _ = do(t, s, http.MethodPost, PathIsReady, "")
+	require.Equal(t, http.StatusMethodNotAllowed, code)
+}
