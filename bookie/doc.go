@@ -6,12 +6,19 @@
 // # Layout
 //
 // A Storage has one DirStorage per ledger directory; ledger L lives in
-// directory L mod n. Each directory has:
+// directory L mod n, or, once the list was expanded, in the directory
+// whose ledgers index holds it (routing.go). Each directory has:
 //
 //	<ledgerDir>/current/<hex id>.log   entry logs (package entrylog)
 //	<ledgerDir>/current/lastId         the id of the last entry log created
 //	<indexDir>/current/locations       entry location index (package entrylocation)
 //	<indexDir>/current/ledgers         ledgers index: a record per ledger (LedgerInfo)
+//	<ledgerDir>/current/LAYOUT         the directory list, instance id and routing
+//	<indexDir>/current/LAYOUT          (one copy per directory; layout.go)
+//
+// Open refuses a directory list other than the one recorded at the first
+// start, unless Options.AllowStorageExpansion adds empty directories
+// (layout_guard.go).
 //
 // Every one of these files, of every directory, goes through one file
 // system, Options.FS (the operating system's by default; the engine
@@ -123,7 +130,11 @@
 // winning), written as disjoint tables with lsm.CreateTable and ingested
 // into an empty index with DB.Ingest: the tables land in the last level
 // as they are. Runs, tables and the new index go through the same file
-// system as the logs (RebuildOptions.FS).
+// system as the logs (RebuildOptions.FS). A missing or unreadable ledgers
+// index fails it before anything is moved, unless
+// RebuildOptions.RebuildLedgersIndex rebuilds that too; a new index with
+// fewer entries than the old is reported (RebuildResult.FewerEntries).
+// CheckLedgersIndex reads every record of a ledgers index.
 //
 // # Migration from BookKeeper
 //
