@@ -219,3 +219,29 @@ func TestLayoutGuardUpgrade(t *testing.T) {
 	requireLedgers(t, s, 0, 10)
 	require.NoError(t, s.Close())
 }
+
+// TestLayoutGuardInterruptedExpansion: a crash while an expansion wrote
+// its copies (the first directory has the new layout, the new directory
+// none yet) is finished by the next start with the new list: the highest
+// generation wins and the missing copy is written.
+func TestLayoutGuardInterruptedExpansion(t *testing.T) {
+	env := newTestEnv()
+	s, err := env.openWith([]string{"/a"}, false)
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 4)
+	require.NoError(t, s.Close())
+	old, err := decodeLayout(readFileBytes(t, env.mem, "/a/current/LAYOUT"))
+	require.NoError(t, err)
+	next := &layout{instance: old.instance, generation: old.generation + 1, routing: routeRecorded,
+		dirs: []dirPair{{"/a", "/a"}, {"/b", "/b"}}}
+	require.NoError(t, writeLayout(env.mem, "/a/current", next))
+
+	s, err = env.openWith([]string{"/a", "/b"}, false)
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 4)
+	require.Equal(t, "/a", ledgerDirOf(t, s, 1))
+	require.NoError(t, s.Close())
+	got, err := decodeLayout(readFileBytes(t, env.mem, "/b/current/LAYOUT"))
+	require.NoError(t, err)
+	require.Equal(t, next, got)
+}
