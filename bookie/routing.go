@@ -39,22 +39,19 @@ func buildRoutes(dirs []*DirStorage) (map[int64]int32, error) {
 	return routes, nil
 }
 
-// misplacedLedger returns a ledger whose directory is not the one modulo
-// routing gives it: proof that the directory list changed while the
-// storage routed by modulo (before the layout was recorded).
+// misplacedLedger returns the smallest ledger whose directory is not the
+// one modulo routing gives it: proof that the directory list changed while
+// the storage routed by modulo (before the layout was recorded).
 func misplacedLedger(dirs []*DirStorage) (ledgerID int64, in, want int, found bool) {
 	n := int64(len(dirs))
 	for i, d := range dirs {
 		d.ledgers.each(func(id int64, _ bool) {
-			if !found && id%n != int64(i) {
+			if id%n != int64(i) && (!found || id < ledgerID) {
 				ledgerID, in, want, found = id, i, int(id%n), true
 			}
 		})
-		if found {
-			return
-		}
 	}
-	return 0, 0, 0, false
+	return ledgerID, in, want, found
 }
 
 // each calls fn for every ledger the index holds, with whether it exists.
