@@ -10,9 +10,10 @@ import (
 )
 
 // Health returns why the storage cannot serve, or nil: a directory is
-// closed, or one of its indexes stopped after a write failure (a sticky
-// engine error). The admin API's /heartbeat and is_ready answer 503 with
-// it.
+// closed, or one of its indexes stopped after a write failure that needs a
+// restart (a sticky engine error; a full disk the engine is retrying is
+// not one, see IndexError). The admin API's /heartbeat and is_ready answer
+// 503 with it.
 func (s *Storage) Health() error {
 	for _, d := range s.dirs {
 		if err := d.Health(); err != nil {
@@ -31,7 +32,7 @@ func (d *DirStorage) Health() error {
 	if err := d.locations.Health(); err != nil {
 		return errors.Wrapf(err, "bookie: %s: the entry location index", d.ledgerDir)
 	}
-	if err := d.ledgers.db.Err(); err != nil {
+	if err := d.ledgers.db.BackgroundError(); err != nil && !errors.Is(err, lsm.ErrNoSpace) {
 		return errors.Wrapf(err, "bookie: %s: the ledgers index %s", d.ledgerDir, d.ledgers.path)
 	}
 	return nil

@@ -4,9 +4,11 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -59,4 +61,35 @@ func TestHealthUnderStickyError(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	code, _ = do(t, s, http.MethodPost, PathIsReady, "")
 	require.Equal(t, http.StatusMethodNotAllowed, code)
+}
+
+// TestHealthDiskFull: a full disk the engine is retrying is not a failure
+// to serve: heartbeat stays OK (the read-only mode reports it instead).
+func TestHealthDiskFull(t *testing.T) {
+	var full atomic.Bool
+	fs := vfs.NewErrorFS(vfs.NewMem(), vfs.InjectorFunc(func(op vfs.Op) error {
+		if full.Load() && (op.Kind == vfs.OpWrite || op.Kind == vfs.OpSync || op.Kind == vfs.OpCreate) &&
+			strings.Contains(op.Path, "/d1/ledgers/current/locations/") {
+			return syscall.ENOSPC
+		}
+		return nil
+	}))
+	st, err := bookie.Open(&bookie.Options{
+		LedgerDirs: []string{"/d1/ledgers"}, FlushInterval: -1, GCWaitTime: -1,
+		WriteCacheSize: 8 << 20, ReadCacheSize: 2 << 20, FS: fs,
+	})
+	require.NoError(t, err)
+	defer st.Close()
+	d := st.Dirs()[0]
+	s, err := New(Options{Storage: st, Directories: []Directory{{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()}}})
+	require.NoError(t, err)
+	defer s.Close()
+
+	require.NoError(t, st.AddEntry(2, 0, []byte("x")))
+	full.Store(true)
+	require.Error(t, st.Checkpoint())
+	require.ErrorIs(t, d.IndexError(), lsm.ErrNoSpace)
+	code, body := do(t, s, http.MethodGet, PathHeartbeat, "")
+	require.Equal(t, http.StatusOK, code, body)
+	full.Store(false)
 }
