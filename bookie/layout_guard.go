@@ -20,11 +20,14 @@ import (
 //   - the same list: it opens. A directory whose LAYOUT is missing must be
 //     empty (a first start interrupted while the copies were written);
 //     one that holds data without it was wiped or swapped: refused.
-//   - a changed list: refused, naming both lists and allowStorageExpansion,
-//     unless AllowStorageExpansion is set; then every recorded pair must
-//     still be configured (removing a directory loses its ledgers, and
-//     changing a ledger directory's index directory loses its index),
-//     and the new ones must be empty. The routing becomes routeRecorded:
+//   - only index directories changed (a moved index, a checkpoint restored
+//     elsewhere): accepted and recorded with a note; routing depends on the
+//     ledger directories and on what each ledgers index holds. An index
+//     directory without its LAYOUT is accepted for the same reason.
+//   - a changed list of ledger directories: refused, naming both lists and
+//     allowStorageExpansion, unless AllowStorageExpansion is set; then
+//     every recorded ledger directory must still be configured (removing
+//     one loses its ledgers), and the new ones must be empty. The routing becomes routeRecorded:
 //     existing ledgers stay where their ledgers index is, new ledgers go
 //     to L mod the new count, so they use the new directories too.
 //
@@ -142,13 +145,18 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 			plan.write = append(plan.write, c.dir) // an expansion interrupted while it rewrote the copies
 		}
 	}
-	// A recorded directory without its copy must be empty.
-	var recordedDirs []string
+	// A recorded ledger directory without its copy must be empty. An index
+	// directory without one is a restored checkpoint or a moved index
+	// (docs/operations.md, "Backup and restore"): its copy is written.
+	var recordedLedgerDirs []string
 	for _, p := range rec.dirs {
-		recordedDirs = append(recordedDirs, p.layoutDirs()...)
+		recordedLedgerDirs = append(recordedLedgerDirs, p.layoutDirs()[0])
 	}
 	for _, dir := range missing {
-		if !slices.Contains(recordedDirs, dir) {
+		if !slices.Contains(recordedLedgerDirs, dir) {
+			if !slices.ContainsFunc(pairs, func(p dirPair) bool { return p.layoutDirs()[0] == dir }) {
+				plan.write = append(plan.write, dir) // an index directory
+			}
 			continue
 		}
 		empty, err := isEmptyDir(r, dir)
@@ -164,6 +172,27 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	if slices.Equal(pairs, rec.dirs) {
 		return plan, nil
 	}
+	if slices.Equal(ledgerDirs(pairs), ledgerDirs(rec.dirs)) {
+		// Only index directories changed: routing depends on the ledger
+		// directories and on what each ledgers index holds, so a moved
+		// index, or a checkpoint restored elsewhere, keeps every ledger
+		// where it is. Recorded, with a note naming the change.
+		var moved []string
+		for i, p := range pairs {
+			if p.index != rec.dirs[i].index {
+				moved = append(moved, fmt.Sprintf("%s: %s -> %s", p.ledger, rec.dirs[i].index, p.index))
+			}
+		}
+		next := *rec
+		next.generation++
+		next.dirs = pairs
+		plan = &layoutPlan{layout: &next, prev: rec,
+			note: "index directories changed (a moved index or a restored checkpoint; each must be its ledger directory's): " + strings.Join(moved, ", ")}
+		for _, p := range pairs {
+			plan.write = append(plan.write, p.layoutDirs()...)
+		}
+		return plan, nil
+	}
 
 	// A changed list.
 	if !r.AllowStorageExpansion {
@@ -171,15 +200,17 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 			"Restore the recorded list (ledgerDirectories, indexDirectories), or, to add empty directories, set allowStorageExpansion=true: "+
 			"existing ledgers stay where they are, new ones use every directory", formatPairs(rec.dirs), formatPairs(pairs))
 	}
+	configured := ledgerDirs(pairs)
 	for _, old := range rec.dirs {
-		if !slices.Contains(pairs, old) {
+		if !slices.Contains(configured, old.ledger) {
 			return nil, errors.Newf("bookie: refusing to open: recorded directory %s is no longer configured (%s): "+
-				"allowStorageExpansion only adds directories; removing one, or moving its index, would lose its ledgers", formatPairs([]dirPair{old}), formatPairs(pairs))
+				"allowStorageExpansion only adds directories; removing one would lose its ledgers", formatPairs([]dirPair{old}), formatPairs(pairs))
 		}
 	}
+	recorded := ledgerDirs(rec.dirs)
 	var added []dirPair
 	for _, p := range pairs {
-		if slices.Contains(rec.dirs, p) {
+		if slices.Contains(recorded, p.ledger) {
 			continue
 		}
 		added = append(added, p)
@@ -204,6 +235,15 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		plan.write = append(plan.write, p.layoutDirs()...)
 	}
 	return plan, nil
+}
+
+// ledgerDirs returns the ledger directories of pairs.
+func ledgerDirs(pairs []dirPair) []string {
+	dirs := make([]string, len(pairs))
+	for i, p := range pairs {
+		dirs[i] = p.ledger
+	}
+	return dirs
 }
 
 // isEmptyDir reports whether dir is missing or holds nothing but a

@@ -245,3 +245,32 @@ func TestLayoutGuardInterruptedExpansion(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, next, got)
 }
+
+// TestLayoutGuardIndexMoved: an index directory moved (or a checkpoint of
+// it restored elsewhere) keeps every ledger where it is, so it is accepted
+// without allowStorageExpansion and recorded; the ledger directories'
+// list is what the guard holds fixed.
+func TestLayoutGuardIndexMoved(t *testing.T) {
+	env := newTestEnv()
+	open := func(index string) (*Storage, error) {
+		env.dirs = []string{"/a"}
+		o := env.options()
+		o.IndexDirs = []string{index}
+		return Open(o)
+	}
+	s, err := open("/ia")
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 4)
+	require.NoError(t, s.Close())
+	require.NoError(t, env.mem.Rename("/ia", "/ib"))
+	require.NoError(t, env.mem.Remove("/ib/current/LAYOUT")) // as a restored checkpoint has none
+
+	s, err = open("/ib")
+	require.NoError(t, err)
+	requireLedgers(t, s, 0, 4)
+	require.NoError(t, s.Close())
+	l, err := decodeLayout(readFileBytes(t, env.mem, "/ib/current/LAYOUT"))
+	require.NoError(t, err)
+	require.Equal(t, []dirPair{{"/a", "/ib"}}, l.dirs)
+	require.Equal(t, uint64(2), l.generation)
+}
