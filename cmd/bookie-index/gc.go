@@ -53,7 +53,7 @@ func runGC(args []string, stdout, stderr io.Writer) error {
 	opts.FlushInterval = -1 // no background work: this command runs the cycle
 	storage, err := bookie.Open(opts)
 	if err != nil {
-		return errors.Wrap(err, "opening the ledger storage")
+		return inUse(errors.Wrap(err, "opening the ledger storage"))
 	}
 	req := bookie.GCRequest{Force: true, SkipMajor: *minor, SkipMinor: *major}
 	failed := 0

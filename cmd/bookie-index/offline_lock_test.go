@@ -15,7 +15,7 @@ import (
 )
 
 // TestOfflineToolsRefuseLiveDirectory: with serve running on the
-// directories, db, compact, check, check-ledgers-index and rebuild fail at once naming the process
+// directories, db, compact, check, gc, check-ledgers-index and rebuild fail at once naming the process
 // that holds them, and change nothing; once it stops they work.
 func TestOfflineToolsRefuseLiveDirectory(t *testing.T) {
 	s := newServeSetup(t)
@@ -45,6 +45,9 @@ func TestOfflineToolsRefuseLiveDirectory(t *testing.T) {
 	code, _, errOut = runCmd("check", "--conf", s.confPath)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, fmt.Sprintf("is held by process %d", os.Getpid()))
+	code, _, errOut = runCmd("gc", "--conf", s.confPath)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, fmt.Sprintf("process %d holds", os.Getpid()))
 	code, _, errOut = runCmd("check-ledgers-index", "--conf", s.confPath)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, fmt.Sprintf("process %d holds", os.Getpid()))
