@@ -119,6 +119,7 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 		return nil, err
 	}
 	closers = append(closers, d.ledgers.close)
+	d.ledgers.position = d.entryLog.Position
 	indexOpts := opts.indexOpts
 	locPath := filepath.Join(d.indexDir, "locations")
 	d.locations, err = entrylocation.Open(locPath, &indexOpts)

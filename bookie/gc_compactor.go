@@ -114,6 +114,19 @@ func (d *DirStorage) compactLog(id int64, th *throttler, deadline time.Time) (bo
 	if cur := d.entryLog.CurrentLogID(); cur == id {
 		return false, errors.Wrapf(ErrInvalidArgument, "bookie: entry log %#x is being written", id)
 	}
+	// A failed checkpoint waiting to be resumed may have records in this
+	// log that the index does not name yet, so the scan would skip them;
+	// if a checkpoint resumed it between two chunks, it would index them
+	// here and the check after the scan would no longer see them pending.
+	// A rotated log never gets new pending records (writes go to the
+	// current log), so checking before the scan is enough.
+	d.flushMu.Lock()
+	inPending := d.pendingCheckpointNamesLocked(id)
+	d.flushMu.Unlock()
+	if inPending {
+		d.log.Info("a failed checkpoint not yet resumed has records in the entry log; it is not compacted until a later cycle", "id", id)
+		return false, nil
+	}
 	if err := d.writeCompactionMarker(id); err != nil {
 		return false, err
 	}
@@ -170,7 +183,7 @@ func (d *DirStorage) compactLog(id int64, th *throttler, deadline time.Time) (bo
 	}
 	d.flushMu.Lock()
 	err = d.purgeLocked()
-	inPending := d.pendingCheckpointNamesLocked(id)
+	inPending = d.pendingCheckpointNamesLocked(id)
 	d.flushMu.Unlock()
 	if err != nil {
 		return false, errors.Wrap(err, "bookie: purging before removing a compacted entry log")

@@ -29,6 +29,12 @@ type ledgerIndex struct {
 	dirty map[int64]struct{}
 	// existsOnDisk are the ledgers whose record on disk says they exist.
 	existsOnDisk map[int64]bool
+	// position returns the entry log's current position (nil: 0). A ledger
+	// that has no record (new, or deleted and fully purged) takes it as its
+	// floor when it is created: its entries reach the log only at a later
+	// checkpoint, so any earlier record with its id belongs to an earlier
+	// life, which a rebuild must not index again and GC may reclaim.
+	position func() int64
 }
 
 // openLedgerIndex opens (creating) the ledgers index at path and loads it.
@@ -113,6 +119,9 @@ func (li *ledgerIndex) ensureLocked(ledgerID int64) *LedgerInfo {
 	info, ok := li.ledgers[ledgerID]
 	if !ok {
 		info = &LedgerInfo{}
+		if li.position != nil {
+			info.Floor = li.position()
+		}
 		li.ledgers[ledgerID] = info
 	}
 	if !info.Exists {

@@ -26,6 +26,11 @@ func Open(opts *Options) (_ *Storage, err error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, dir := range r.IndexDirs {
+		if err := checkNoMigrationInProgress(r.FS, dir); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := checkLayout(r)
 	if err != nil {
 		return nil, err
