@@ -124,11 +124,12 @@ func (d *DB) checkFiles() ([]string, error) {
 			wals = append(wals, num)
 		}
 	}
+	newest := d.newestWrittenWAL(wals)
 	for i, num := range wals {
 		if num == current {
 			continue
 		}
-		e, err := d.readWAL(num, i == len(wals)-1, nil)
+		e, err := d.readWAL(num, i >= newest, nil)
 		if isNotExist(err) {
 			continue // flushed and removed meanwhile
 		} else if err != nil {

@@ -162,7 +162,11 @@ func (d *DB) open() error {
 	edit.NextFileNum = walNum + 1
 	edit.LastSeqNum = maxSeq
 	if err := vs.LogAndApply(edit); err != nil {
+		// The new WAL holds nothing: remove it, so that it does not stand
+		// behind the replayed WALs as a newer one at the next open.
 		_ = w.Close()
+		_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindLog, walNum))
+		_ = d.fs.Remove(manifest.FilePath(d.dir, manifest.FileKindSyncedLength, walNum))
 		return err
 	}
 	d.mu.Lock()

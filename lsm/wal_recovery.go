@@ -93,8 +93,12 @@ func (d *DB) readWAL(num uint64, newest bool, apply func(rec []byte, br *batch.R
 				return e, errors.Wrapf(err, "lsm: replaying WAL %s", e.path)
 			}
 			// A valid chunk follows the damage: later records would be
-			// lost, and no crash tears a log in its middle.
-			e.validEnd, e.problem, e.corruption = r.Offset(), err.Error(), true
+			// lost, and a process crash never tears a log in its middle.
+			// A power loss can, beyond the last completed sync (unsynced
+			// pages reach the disk in any order): damage at or past a
+			// known synced length is a torn tail even then.
+			e.validEnd, e.problem = r.Offset(), err.Error()
+			e.corruption = e.fullySynced || !e.syncedKnown || e.validEnd < e.synced
 			return e, nil
 		}
 		br, err := decodeWholeBatch(rec)
@@ -120,6 +124,22 @@ func (d *DB) readWAL(num uint64, newest bool, apply func(rec []byte, br *batch.R
 		e.corruption = e.fullySynced || (e.syncedKnown && e.validEnd < e.synced)
 	}
 	return e, nil
+}
+
+// newestWrittenWAL returns the index in nums (ascending WAL numbers) of
+// the newest WAL that holds any bytes (0 when none does). The rule "a WAL
+// followed by a newer one was synced in full" holds only for a newer WAL
+// that took writes: Open creates its new WAL before recording it, so a
+// crash or a failure there leaves an empty newer WAL behind a WAL whose
+// torn tail was tolerated, and that must stay tolerated.
+func (d *DB) newestWrittenWAL(nums []uint64) int {
+	for i := len(nums) - 1; i > 0; i-- {
+		fi, err := d.fs.Stat(manifest.FilePath(d.dir, manifest.FileKindLog, nums[i]))
+		if err != nil || fi.Size() > 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 // decodeWholeBatch decodes every entry of the batch rec, so that a batch is
@@ -176,8 +196,9 @@ func (d *DB) replayWALs(nums []uint64, mem *memTable, recovered *[]*memTable, ma
 	keepWAL := func(num uint64) {
 		keep = append(keep, manifest.FileName(manifest.FileKindLog, num), manifest.FileName(manifest.FileKindSyncedLength, num))
 	}
+	newest := d.newestWrittenWAL(nums)
 	for i, num := range nums {
-		e, err := d.readWAL(num, i == len(nums)-1, apply)
+		e, err := d.readWAL(num, i >= newest, apply)
 		if err != nil {
 			return nil, 0, nil, err
 		}
