@@ -31,8 +31,10 @@
 //     nothing. For a WAL, Options.WALRecoveryMode = WALRecoveryPointInTime
 //     recovers the writes before the damage instead, loudly.
 //
-// A WAL followed by newer WALs was synced in full, so any damage in it is
-// corruption. Without a readable synced-length file (an older database, or
+// A WAL followed by a newer WAL that took writes was synced in full, so any
+// damage in it is corruption; in the newest, damage at or past the synced
+// length is a torn tail even with valid chunks after it (a power loss
+// writes unsynced pages in any order). Without a readable synced-length file (an older database, or
 // one lost with the power) a damaged tail is dropped but the WAL is kept.
 //
 // No file is deleted unless it is proven useless. Files that recovery sets
