@@ -285,8 +285,12 @@ func (d *DirStorage) noteCheckpointLocked(err error) {
 		d.failures, d.lastErr = 0, nil
 		d.retryAt.Store(0)
 		d.stats.checkpointFailures.Store(0)
+		d.checkpointFailed.Store(false)
+		d.clearNoSpace()
 		return
 	}
+	d.checkpointFailed.Store(true)
+	d.ro.noteWriteError(d.ledgerDir, err)
 	d.failures++
 	d.lastErr = err
 	d.stats.checkpointFailures.Store(int64(d.failures))

@@ -195,8 +195,19 @@ func TestCheckpointFaults(t *testing.T) {
 				}
 			}
 			check()
-			// More entries while the failed cache waits, then a good
-			// checkpoint writes both.
+			// A failed write turns the storage read-only; a good
+			// checkpoint writes the failed cache, and the fault (not a
+			// lack of space) keeps it read-only until an operator says.
+			ro, reason := s.ReadOnly()
+			require.True(t, ro)
+			require.Contains(t, reason, "injected")
+			require.ErrorIs(t, s.AddEntry(1, 40, payload(1, 40, 1)), ErrReadOnly)
+			require.NoError(t, s.Checkpoint())
+			ro, _ = s.ReadOnly()
+			require.True(t, ro)
+			ro, _, err := s.SetReadOnly(false)
+			require.NoError(t, err)
+			require.False(t, ro)
 			require.NoError(t, s.AddEntry(1, 40, payload(1, 40, 1)))
 			require.NoError(t, s.Checkpoint())
 			require.Equal(t, int64(1), s.Metrics()[0].Flush.FailureCount)

@@ -28,6 +28,16 @@ type DirStorage struct {
 	readCache *readCache
 	stats     *dirStats
 	gc        *gcState
+	// ro is the storage's writability; usableBytes is the ledger disk's
+	// usable space at the last disk check.
+	ro          *readOnlyState
+	usableBytes atomic.Int64
+	// aboveLwm: the last disk check found the directory at or above the
+	// low-water mark (a lack of space does not clear then).
+	aboveLwm atomic.Bool
+	// checkpointFailed: the last checkpoint failed (CheckpointError
+	// without flushMu, for the write path).
+	checkpointFailed atomic.Bool
 
 	// cacheMu guards which write cache is being filled and which is
 	// being flushed (a checkpoint swaps them) and roomCh. Lock order:
@@ -83,9 +93,10 @@ type testHooks struct {
 // openDirStorage opens the storage of ledger directory ledgerDir with its
 // indexes in indexDir (the directories as configured; "current" is
 // added).
-func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, err error) {
+func openDirStorage(opts *resolved, ro *readOnlyState, ledgerDir, indexDir string) (_ *DirStorage, err error) {
 	d := &DirStorage{
 		opts:      opts,
+		ro:        ro,
 		ledgerDir: filepath.Join(ledgerDir, "current"),
 		indexDir:  filepath.Join(indexDir, "current"),
 		readCache: newReadCache(opts.readCacheSize()),
@@ -97,6 +108,7 @@ func openDirStorage(opts *resolved, ledgerDir, indexDir string) (_ *DirStorage, 
 		stop:      make(chan struct{}),
 	}
 	d.log = opts.Logger.With("ledgerDir", d.ledgerDir)
+	d.usableBytes.Store(1 << 62) // until the first disk check
 	half := opts.writeCacheHalf()
 	d.writeCache, d.flushCache = newWriteCache(half), newWriteCache(half)
 
@@ -211,6 +223,9 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 		return err
 	}
 	defer d.exit()
+	if err := d.ro.check("AddEntry"); err != nil {
+		return err
+	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}
@@ -268,6 +283,9 @@ func (d *DirStorage) DeleteLedger(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	defer d.exit()
+	if err := d.ro.check("DeleteLedger"); err != nil {
+		return false, err
+	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return false, err
 	}
@@ -282,11 +300,13 @@ func (d *DirStorage) DeleteLedger(ledgerID int64) (bool, error) {
 	// Then the index's mark, before the ledgers index: a purge that sees
 	// the ledger pending also finds it marked.
 	if err := d.locations.Delete(ledgerID); err != nil {
+		d.ro.noteWriteError(d.ledgerDir, err)
 		return false, err
 	}
 	d.readCache.deleteLedger(ledgerID)
 	existed, err := d.ledgers.delete(ledgerID)
 	if err != nil {
+		d.ro.noteWriteError(d.ledgerDir, err)
 		return false, err
 	}
 	d.log.Info("deleted ledger; its locations go after the next checkpoint", "ledgerId", ledgerID, "existed", existed)
@@ -329,6 +349,9 @@ func (d *DirStorage) SetMasterKey(ledgerID int64, key []byte) error {
 		return err
 	}
 	defer d.exit()
+	if err := d.ro.check("SetMasterKey"); err != nil {
+		return err
+	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}
@@ -342,6 +365,9 @@ func (d *DirStorage) SetFenced(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	defer d.exit()
+	if err := d.ro.check("SetFenced"); err != nil {
+		return false, err
+	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return false, err
 	}
@@ -355,6 +381,9 @@ func (d *DirStorage) SetExplicitLAC(ledgerID int64, lac []byte) error {
 		return err
 	}
 	defer d.exit()
+	if err := d.ro.check("SetExplicitLAC"); err != nil {
+		return err
+	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}

@@ -91,6 +91,42 @@ type Options struct {
 	// DefaultCheckpointRetryMaxInterval.
 	CheckpointRetryInterval, CheckpointRetryMaxInterval time.Duration
 
+	// ReadOnlyModeDisabled is readOnlyModeEnabled=false: a full or
+	// failing directory still refuses writes, OnReadOnly is told (the
+	// service shuts down then, as upstream does), and SetReadOnly(true)
+	// is refused. Default false: the storage turns read-only.
+	ReadOnlyModeDisabled bool
+	// DiskUsageThreshold (diskUsageThreshold): a ledger or index
+	// directory whose file system is more used than this fraction turns
+	// the storage read-only. In (0, 1); default
+	// DefaultDiskUsageThreshold.
+	DiskUsageThreshold float64
+	// DiskUsageWarnThreshold (diskUsageWarnThreshold): above it, each
+	// disk check logs a warning. In (0, DiskUsageThreshold]; default
+	// DefaultDiskUsageWarnThreshold (capped at DiskUsageThreshold).
+	DiskUsageWarnThreshold float64
+	// DiskUsageLwmThreshold (diskUsageLwmThreshold): a directory turned
+	// read-only for space is writable again once below it. In (0,
+	// DiskUsageThreshold]; default DiskUsageThreshold.
+	DiskUsageLwmThreshold float64
+	// DiskCheckInterval (diskCheckInterval) is the disk monitor's period.
+	// Default DefaultDiskCheckInterval; negative: no monitor (CheckDisks
+	// checks on demand). The monitor is also off by default on a file
+	// system other than vfs.Default when DiskUsage is unset: statfs sees
+	// only the operating system's.
+	DiskCheckInterval time.Duration
+	// MinUsableSizeForEntryLogCreation (minUsableSizeForEntryLogCreation)
+	// is the usable space a ledger disk needs for DirStorage's
+	// HasSpaceForEntryLog (compaction of a read-only storage). Default
+	// 1.2 * LogSizeLimit, upstream's.
+	MinUsableSizeForEntryLogCreation int64
+	// DiskUsage reports a directory's file system usage (for tests).
+	// Default statfs(2).
+	DiskUsage DiskUsageFunc
+	// OnReadOnly, if set, is called (outside the storage's locks) each
+	// time the storage turns read-only or writable again.
+	OnReadOnly func(readOnly bool, reason string)
+
 	// FS holds every file of the storage: the entry logs and both indexes
 	// of every directory, so that a crash or a failing disk hits them
 	// together, as it does a real bookie. Default vfs.Default (the
@@ -183,6 +219,9 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.FS == nil {
 		r.FS = vfs.Default
 	}
+	if err := r.resolveReadOnly(); err != nil {
+		return nil, err
+	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -220,6 +259,36 @@ func (o *Options) resolve() (*resolved, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// resolveReadOnly fills in and checks the read-only mode's settings.
+func (r *resolved) resolveReadOnly() error {
+	if r.DiskUsageThreshold == 0 {
+		r.DiskUsageThreshold = DefaultDiskUsageThreshold
+	}
+	if r.DiskUsageWarnThreshold == 0 {
+		r.DiskUsageWarnThreshold = min(DefaultDiskUsageWarnThreshold, r.DiskUsageThreshold)
+	}
+	if r.DiskUsageLwmThreshold == 0 {
+		r.DiskUsageLwmThreshold = r.DiskUsageThreshold
+	}
+	t, w, l := r.DiskUsageThreshold, r.DiskUsageWarnThreshold, r.DiskUsageLwmThreshold
+	if t <= 0 || t >= 1 || w <= 0 || w > t || l <= 0 || l > t {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: disk usage thresholds %g (warn %g, low-water mark %g) are not valid: the threshold must be > 0 and < 1, and the warn threshold and low-water mark > 0 and at most the threshold", t, w, l)
+	}
+	if r.DiskUsage == nil {
+		r.DiskUsage = statfsUsage
+		if !sameFS(r.FS, vfs.Default) && r.DiskCheckInterval == 0 {
+			r.DiskCheckInterval = -1
+		}
+	}
+	if r.DiskCheckInterval == 0 {
+		r.DiskCheckInterval = DefaultDiskCheckInterval
+	}
+	if r.MinUsableSizeForEntryLogCreation == 0 {
+		r.MinUsableSizeForEntryLogCreation = r.LogSizeLimit / 5 * 6
+	}
+	return nil
 }
 
 // useFS puts the engine of o on fs, the storage's one file system. An

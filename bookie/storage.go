@@ -1,6 +1,8 @@
 package bookie
 
 import (
+	"sync"
+
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/cockroachdb/errors"
 )
@@ -16,6 +18,12 @@ type Storage struct {
 	// routes maps each ledger to its directory under routeRecorded; nil
 	// under routeModulo. Read-only once Open returns.
 	routes map[int64]int32
+	// ro is the storage's writability, shared by its directories.
+	ro *readOnlyState
+	// stop stops the disk monitor; bg waits for it.
+	stop chan struct{}
+	bg   sync.WaitGroup
+	once sync.Once
 }
 
 // Open opens (creating if needed) the storage of every ledger directory,
@@ -38,7 +46,8 @@ func Open(opts *Options) (_ *Storage, err error) {
 	if err := plan.writeLayouts(r); err != nil {
 		return nil, err
 	}
-	s := &Storage{opts: r}
+	s := &Storage{opts: r, ro: newReadOnlyState(r.Logger, r.OnReadOnly), stop: make(chan struct{})}
+	s.ro.recheck = s.recheckNoSpace
 	defer func() {
 		if err != nil {
 			for _, opened := range s.dirs {
@@ -48,7 +57,7 @@ func Open(opts *Options) (_ *Storage, err error) {
 		}
 	}()
 	for i := range r.LedgerDirs {
-		d, err := openDirStorage(r, r.LedgerDirs[i], r.IndexDirs[i])
+		d, err := openDirStorage(r, s.ro, r.LedgerDirs[i], r.IndexDirs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -73,6 +82,12 @@ func Open(opts *Options) (_ *Storage, err error) {
 	}
 	if plan.note != "" {
 		r.Logger.Info(plan.note, "directories", formatPairs(plan.layout.dirs), "generation", plan.layout.generation)
+	}
+	// A disk full already at start makes the storage read-only at once.
+	if r.DiskCheckInterval > 0 {
+		s.CheckDisks()
+		s.bg.Add(1)
+		go s.diskMonitorLoop()
 	}
 	return s, nil
 }
@@ -234,6 +249,8 @@ func (s *Storage) Metrics() []DirMetrics {
 // Close closes every directory (each checkpoints first); it returns the
 // errors of all.
 func (s *Storage) Close() error {
+	s.once.Do(func() { close(s.stop) })
+	s.bg.Wait()
 	var errs error
 	for _, d := range s.dirs {
 		errs = errors.CombineErrors(errs, d.Close())

@@ -1,0 +1,334 @@
+package bookie
+
+import (
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// ErrReadOnly: a write to a read-only storage (upstream's
+// BookieException.BookieReadOnly... "read-only bookie"). Reads go on.
+var ErrReadOnly = errors.New("storage is read-only")
+
+// DefaultDiskCheckInterval is upstream's diskCheckInterval. The
+// thresholds' defaults are DefaultDiskUsageThreshold and
+// DefaultDiskUsageWarnThreshold, shared with the garbage collector's
+// disk-pressure rules.
+const DefaultDiskCheckInterval = 10 * time.Second
+
+// DiskUsage is what a file system says of its space, in bytes.
+type DiskUsage struct {
+	// Total is the file system's size; Usable what an unprivileged
+	// writer may still use (statfs's f_bavail, Java's getUsableSpace).
+	Total, Usable uint64
+}
+
+// Used returns the used fraction of the file system, as upstream computes
+// it: 1 - usable/total.
+func (u DiskUsage) Used() float64 {
+	if u.Total == 0 {
+		return 0
+	}
+	return 1 - float64(u.Usable)/float64(u.Total)
+}
+
+// DiskUsageFunc reports the usage of the file system holding path.
+type DiskUsageFunc func(path string) (DiskUsage, error)
+
+// statfsUsage is the default DiskUsageFunc: statfs(2).
+func statfsUsage(path string) (DiskUsage, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return DiskUsage{}, errors.Wrapf(err, "bookie: statfs %s", path)
+	}
+	bs := uint64(st.Bsize)
+	return DiskUsage{Total: st.Blocks * bs, Usable: st.Bavail * bs}, nil
+}
+
+// readOnlyState is the storage's writability (upstream's
+// BookieStateManager plus LedgerDirsMonitor's verdicts), shared by every
+// directory. The storage is read-only while it is forced so, while a
+// directory is over the usage threshold (until it falls below the
+// low-water mark), or after a write error: a lack of space clears once
+// the directory is below the low-water mark and its checkpoint and
+// indexes are healthy again; any other error (EIO, corruption) stays
+// until a restart.
+type readOnlyState struct {
+	log    *slog.Logger
+	notify func(readOnly bool, reason string)
+	// recheck lifts the lacks of space that have cleared (the engine
+	// recovers by itself, with no call to tell the storage); a refused
+	// write runs it, so that the first write after a recovery passes.
+	recheck func()
+
+	mu     sync.Mutex
+	forced bool
+	// full are the directories over the threshold (path → why).
+	full map[string]string
+	// failed are the directories whose writes failed (path → error).
+	failed map[string]error
+	// was is the verdict last logged, so that a transition logs once.
+	was    bool
+	reason string
+}
+
+func newReadOnlyState(log *slog.Logger, notify func(bool, string)) *readOnlyState {
+	return &readOnlyState{log: log, notify: notify, full: map[string]string{}, failed: map[string]error{}}
+}
+
+// check returns an ErrReadOnly error for op while the storage is
+// read-only.
+func (s *readOnlyState) check(op string) error {
+	s.mu.Lock()
+	ro, reason, noSpace := s.was, s.reason, len(s.failed) > 0
+	s.mu.Unlock()
+	if !ro {
+		return nil
+	}
+	if noSpace && s.recheck != nil {
+		s.recheck()
+		if ro, reason = s.get(); !ro {
+			return nil
+		}
+	}
+	return errors.Wrapf(ErrReadOnly, "bookie: %s refused: the storage is read-only (%s)", op, reason)
+}
+
+// get reports whether the storage is read-only, and why.
+func (s *readOnlyState) get() (bool, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.was, s.reason
+}
+
+// updateLocked recomputes the verdict and logs (and notifies) a change.
+// s.mu is held; notify runs after it is released by the caller's defer.
+func (s *readOnlyState) updateLocked() (changed bool) {
+	var reasons []string
+	if s.forced {
+		reasons = append(reasons, "forced read-only by an operator")
+	}
+	for _, p := range sortedKeys(s.full) {
+		reasons = append(reasons, s.full[p])
+	}
+	for _, p := range sortedKeys(s.failed) {
+		reasons = append(reasons, fmt.Sprintf("a write to %s failed: %v", p, s.failed[p]))
+	}
+	ro := len(reasons) > 0
+	reason := strings.Join(reasons, "; ")
+	changed = ro != s.was
+	s.was, s.reason = ro, reason
+	if changed {
+		if ro {
+			s.log.Warn("storage is read-only: writes are refused, reads go on", "reason", reason)
+		} else {
+			s.log.Info("storage is writable again")
+		}
+	}
+	return changed
+}
+
+// run applies f under s.mu and notifies a change afterwards.
+func (s *readOnlyState) run(f func()) {
+	s.mu.Lock()
+	f()
+	changed := s.updateLocked()
+	ro, reason := s.was, s.reason
+	s.mu.Unlock()
+	if changed && s.notify != nil {
+		s.notify(ro, reason)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// isWriteFailure reports whether a write error says the directory cannot
+// take writes: out of space, an I/O error, or the engine's sticky
+// background error. Argument errors, a full write cache and Close are
+// not.
+func isWriteFailure(err error) bool {
+	if err == nil || errors.Is(err, ErrInvalidArgument) || errors.Is(err, ErrRejected) ||
+		errors.Is(err, ErrClosed) || errors.Is(err, ErrReadOnly) || errors.Is(err, ErrWrongMasterKey) ||
+		errors.Is(err, ErrNoLedger) || errors.Is(err, ErrNoEntry) {
+		return false
+	}
+	return true
+}
+
+// noteWriteError turns the storage read-only after a failed write of
+// directory dir (a checkpoint's or a synced index write's).
+func (s *readOnlyState) noteWriteError(dir string, err error) {
+	if !isWriteFailure(err) {
+		return
+	}
+	s.run(func() {
+		if _, ok := s.failed[dir]; !ok || !isNoSpace(err) {
+			s.failed[dir] = err
+		}
+	})
+}
+
+// recheckNoSpace is the readOnlyState's recheck.
+func (s *Storage) recheckNoSpace() {
+	for _, d := range s.dirs {
+		d.clearNoSpace()
+	}
+}
+
+// ReadOnly reports whether the storage refuses writes, and why (empty
+// when writable). The garbage collector's disk-pressure rules use it.
+func (s *Storage) ReadOnly() (bool, string) { return s.ro.get() }
+
+// SetReadOnly forces the storage read-only (true) or makes it writable
+// (false; PUT /api/v1/bookie/state/readonly). A forced read-only mode
+// stays until lifted. Making it writable also lifts the verdicts of
+// failed writes (an EIO that stays until then) of the directories whose
+// checkpoints and index engines are healthy now: the operator has looked
+// at the disk; a directory over the usage threshold stays read-only (the
+// disks are checked again first, so that the answer is current). It
+// returns the resulting state. With ReadOnlyModeDisabled, forcing
+// read-only is an error matching ErrInvalidArgument.
+func (s *Storage) SetReadOnly(readOnly bool) (bool, string, error) {
+	if readOnly && s.opts.ReadOnlyModeDisabled {
+		return false, "", errors.Wrap(ErrInvalidArgument, "bookie: read-only mode is disabled (readOnlyModeEnabled=false)")
+	}
+	if !readOnly {
+		s.CheckDisks()
+		var healthy []string
+		for _, d := range s.dirs {
+			if d.IndexError() == nil && d.CheckpointError() == nil {
+				healthy = append(healthy, d.ledgerDir)
+			}
+		}
+		s.ro.run(func() {
+			for _, dir := range healthy {
+				delete(s.ro.failed, dir)
+			}
+		})
+	}
+	s.ro.run(func() { s.ro.forced = readOnly })
+	ro, reason := s.ro.get()
+	return ro, reason, nil
+}
+
+// CheckDisks checks the usage of every ledger and index directory now
+// (the disk monitor runs it every DiskCheckInterval): a directory over
+// DiskUsageThreshold turns the storage read-only; once every directory
+// of it is below DiskUsageLwmThreshold, a directory full or out of space
+// is writable again, provided its checkpoints and index engines have
+// recovered (a failed write other than a lack of space stays).
+func (s *Storage) CheckDisks() {
+	for _, d := range s.dirs {
+		d.checkDisk()
+	}
+}
+
+// checkDisk is CheckDisks for one directory.
+func (d *DirStorage) checkDisk() {
+	o := d.opts
+	worst, worstPath := DiskUsage{}, ""
+	var statErr error
+	for _, p := range []string{d.ledgerDir, d.indexDir} {
+		u, err := o.DiskUsage(p)
+		if err != nil {
+			statErr = err
+			continue
+		}
+		if worstPath == "" || u.Used() > worst.Used() {
+			worst, worstPath = u, p
+		}
+		if p == d.ledgerDir {
+			d.usableBytes.Store(int64(min(u.Usable, 1<<62)))
+		}
+	}
+	if statErr != nil {
+		d.log.Warn("cannot check the directory's disk usage", "err", statErr)
+		if worstPath == "" {
+			return
+		}
+	}
+	used := worst.Used()
+	ro := d.ro
+	over := used > o.DiskUsageThreshold
+	below := used < o.DiskUsageLwmThreshold
+	if !over && used > o.DiskUsageWarnThreshold {
+		d.log.Warn("directory is nearly full", "path", worstPath, "used", used, "warnThreshold", o.DiskUsageWarnThreshold,
+			"threshold", o.DiskUsageThreshold)
+	}
+	if !over {
+		d.aboveLwm.Store(!below)
+	} else {
+		d.aboveLwm.Store(true)
+	}
+	// A sticky engine error turns the storage read-only even with no
+	// write in flight. Checked outside ro.mu: these take the engines'
+	// and flushMu locks.
+	idxErr := d.IndexError()
+	if idxErr != nil {
+		ro.noteWriteError(d.ledgerDir, idxErr)
+	}
+	healthy := below && idxErr == nil && !d.checkpointFailed.Load()
+	ro.run(func() {
+		key := d.ledgerDir
+		if over {
+			ro.full[key] = fmt.Sprintf("%s is %.1f%% used, over diskUsageThreshold %.1f%%", worstPath, 100*used, 100*o.DiskUsageThreshold)
+		} else if below {
+			delete(ro.full, key)
+		}
+		if err, ok := ro.failed[key]; ok && isNoSpace(err) && healthy {
+			delete(ro.failed, key)
+		}
+	})
+}
+
+// clearNoSpace lifts a lack of space of the directory once its last
+// checkpoint succeeded and its index engines take writes again, unless
+// the last disk check found it above the low-water mark. It takes no lock
+// of the directory's.
+func (d *DirStorage) clearNoSpace() {
+	if d.aboveLwm.Load() || d.checkpointFailed.Load() || d.IndexError() != nil {
+		return
+	}
+	d.ro.run(func() {
+		if err, ok := d.ro.failed[d.ledgerDir]; ok && isNoSpace(err) {
+			delete(d.ro.failed, d.ledgerDir)
+		}
+	})
+}
+
+// diskMonitorLoop checks the disks every DiskCheckInterval until stop
+// (upstream's LedgerDirsMonitor).
+func (s *Storage) diskMonitorLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(s.opts.DiskCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.CheckDisks()
+		}
+	}
+}
+
+// HasSpaceForEntryLog reports whether the directory's ledger disk had at
+// least MinUsableSizeForEntryLogCreation bytes usable at the last disk
+// check (upstream lets a read-only bookie create entry logs, for
+// compaction, only then).
+func (d *DirStorage) HasSpaceForEntryLog() bool {
+	return d.usableBytes.Load() >= d.opts.MinUsableSizeForEntryLogCreation
+}
