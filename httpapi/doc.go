@@ -26,6 +26,8 @@
 //	/api/v1/ledger?ledgerId=                DELETE delete a ledger: {"ledgerId", "existed"}
 //	/api/v1/bookie/checkpoint               PUT    checkpoint every directory; answers once every entry written before is durable
 //	/api/v1/bookie/index_checkpoint?dir=    PUT, POST copy every directory's indexes into new directories under dir (tables hard-linked)
+//	/api/v1/bookie/state/readonly           GET    {"readOnly", "reason"}
+//	                                        PUT    {"readOnly": true|false}: force read-only, or make writable (upstream's body)
 //
 // With Options.GC, the storage's entry-log garbage collectors (upstream's
 // TriggerGCService, SuspendCompactionService, ResumeCompactionService):
@@ -42,12 +44,13 @@
 // lastMajorCompactionTime, lastMinorCompactionTime, majorCompactionCounter,
 // minorCompactionCounter). Their PUTs need the token like the others.
 //
-// A write rejected because the write cache stayed full gets 503 with
-// Retry-After; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a
+// A write rejected because the write cache stayed full, or refused by a
+// read-only storage (a full or failing disk, or forced), gets 503 with
+// Retry-After and the reason; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a
 // negative, out-of-range or non-integer one); a payload above
 // Options.MaxEntryBytes 413.
 // The storage's statistics are exported with upstream's DbLedgerStorage
-// names (bookie_add_entry, bookie_read_entry, bookie_flush,
+// names (bookie_SERVER_STATUS: 1 writable, 0 read-only; bookie_add_entry, bookie_read_entry, bookie_flush,
 // bookie_flush_entrylog, bookie_flush_locations_index, bookie_write_cache_hits,
 // ...), labelled by directory.
 //

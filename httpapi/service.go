@@ -192,6 +192,9 @@ func New(opts Options) (*Service, error) {
 		if err := s.registry.Register(newStorageCollector(opts.Storage, opts.EnableStatistics)); err != nil {
 			return nil, errors.Wrap(err, "httpapi: registering the storage's metrics")
 		}
+		if err := s.registry.Register(newStateCollector(s)); err != nil {
+			return nil, errors.Wrap(err, "httpapi: registering the state metric")
+		}
 	}
 	if opts.GC != nil {
 		if err := s.registry.Register(newGCCollector(opts.GC)); err != nil {
@@ -216,6 +219,7 @@ func New(opts Options) (*Service, error) {
 		s.mux.HandleFunc(PathLedger, s.serveLedger)
 		s.mux.HandleFunc(PathCheckpoint, s.serveCheckpoint)
 		s.mux.HandleFunc(PathIndexCheckpoint, s.serveIndexCheckpoint)
+		s.mux.HandleFunc(PathStateReadOnly, s.serveStateReadOnly)
 	}
 	if opts.GC != nil {
 		s.registerGC()
@@ -325,6 +329,7 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
+	readOnly, _ := s.readOnly()
 	dirs := make([]any, len(s.dirs))
 	for i, d := range s.dirs {
 		dirs[i] = jsonObject{
@@ -335,7 +340,7 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, jsonObject{
 		{"running", !closed},
-		{"readOnly", false},
+		{"readOnly", readOnly},
 		{"shuttingDown", closed},
 		{"directories", dirs},
 	})
