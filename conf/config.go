@@ -114,6 +114,30 @@ type Config struct {
 	// is rejected. Default 10000.
 	MaxThrottleTime time.Duration
 
+	// ReadOnlyModeEnabled (readOnlyModeEnabled): a full or failing
+	// directory turns the storage read-only (writes refused, reads go
+	// on); false: the service shuts down instead, as upstream does.
+	// Default true.
+	ReadOnlyModeEnabled bool
+	// The thresholds diskUsageThreshold and diskUsageWarnThreshold are
+	// GC.DiskUsageThreshold and GC.DiskUsageWarnThreshold: one pair of
+	// keys serves the read-only mode (over the threshold the storage
+	// turns read-only; over the warn threshold each disk check warns)
+	// and the garbage collector's disk-pressure rules, as upstream.
+	//
+	// DiskUsageLwmThreshold (diskUsageLwmThreshold): a storage read-only
+	// for space is writable again once every directory is below it. In
+	// (0, diskUsageThreshold]. Default: diskUsageThreshold.
+	DiskUsageLwmThreshold float64
+	// DiskCheckInterval (diskCheckInterval, milliseconds in the file):
+	// the disk monitor's period. Positive. Default 10000.
+	DiskCheckInterval time.Duration
+	// MinUsableSizeForEntryLogCreation (minUsableSizeForEntryLogCreation,
+	// bytes): the usable space a ledger disk needs for a read-only
+	// storage to create entry logs (compaction). Default 1.2 *
+	// logSizeLimit, as upstream.
+	MinUsableSizeForEntryLogCreation int64
+
 	// RocksDB holds the dbStorage_rocksDB_* keys, which build the engine
 	// options in bookie-conf mode.
 	RocksDB RocksDBSettings
@@ -258,6 +282,9 @@ func (c *Config) Validate() error {
 	if c.MaxThrottleTime < 0 {
 		return errors.Newf("dbStorage_maxThrottleTimeMs: %d must not be negative", c.MaxThrottleTime.Milliseconds())
 	}
+	if err := c.validateReadOnly(); err != nil {
+		return err
+	}
 	if err := c.RocksDB.validate(); err != nil {
 		return err
 	}
@@ -268,6 +295,24 @@ func (c *Config) Validate() error {
 		if _, err := c.ReadAuthToken(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validateReadOnly checks the read-only mode's keys with upstream's rules
+// (LedgerDirsMonitor's: a low-water mark not above the threshold).
+func (c *Config) validateReadOnly() error {
+	// The threshold and warn threshold are checked with the garbage
+	// collector's keys (GCConfig.validate).
+	t, l := c.GC.DiskUsageThreshold, c.DiskUsageLwmThreshold
+	if l <= 0 || l > t {
+		return errors.Newf("diskUsageLwmThreshold: %g is not valid: it must be > 0 and at most diskUsageThreshold (%g)", l, t)
+	}
+	if c.DiskCheckInterval <= 0 {
+		return errors.Newf("diskCheckInterval: %d ms must be positive", c.DiskCheckInterval.Milliseconds())
+	}
+	if c.MinUsableSizeForEntryLogCreation < 0 {
+		return errors.Newf("minUsableSizeForEntryLogCreation: %d must not be negative", c.MinUsableSizeForEntryLogCreation)
 	}
 	return nil
 }

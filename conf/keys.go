@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -55,6 +56,11 @@ func keySpecs() []keySpec {
 		intKey("dbStorage_readAheadCacheBatchBytesSize", "-1", -1, 1<<62, func(c *Config) *int64 { return &c.ReadAheadCacheBatchBytesSize }),
 		durationKey("dbStorage_maxThrottleTimeMs", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.MaxThrottleTime }),
 
+		boolKey("readOnlyModeEnabled", "true", func(c *Config) *bool { return &c.ReadOnlyModeEnabled }),
+		optionalFloatKey("diskUsageLwmThreshold", func(c *Config) *float64 { return &c.DiskUsageLwmThreshold }),
+		durationKey("diskCheckInterval", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.DiskCheckInterval }),
+		optionalIntKey("minUsableSizeForEntryLogCreation", 0, 1<<62, func(c *Config) *int64 { return &c.MinUsableSizeForEntryLogCreation }),
+
 		intKey("dbStorage_rocksDB_blockCacheSize", "268435456", 1, 1<<50, func(c *Config) *int64 { return &c.RocksDB.BlockCacheSize }),
 		intKey("dbStorage_rocksDB_writeBufferSizeMB", "64", 1, maxMB, func(c *Config) *int64 { return &c.RocksDB.WriteBufferSizeMB }),
 		intKey("dbStorage_rocksDB_sstSizeInMB", "64", 1, maxMB, func(c *Config) *int64 { return &c.RocksDB.SSTSizeInMB }),
@@ -93,6 +99,44 @@ func intKey[T ~int | ~int64](name, def string, min, max int64, field func(*Confi
 		},
 		encode: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
 	}
+}
+
+// optionalIntKey is intKey with an empty default: the empty value
+// decodes to 0, which Load replaces with a default derived from other
+// keys.
+func optionalIntKey(name string, min, max int64, field func(*Config) *int64) keySpec {
+	k := intKey(name, "", min, max, field)
+	decode := k.decode
+	k.decode = func(c *Config, value string) error {
+		if value == "" {
+			*field(c) = 0
+			return nil
+		}
+		return decode(c, value)
+	}
+	return k
+}
+
+// optionalFloatKey is floatKey with an empty default: the empty value
+// decodes to 0, which Load replaces with a default derived from other
+// keys.
+func optionalFloatKey(name string, field func(*Config) *float64) keySpec {
+	k := floatKey(name, "", field)
+	decode := k.decode
+	k.decode = func(c *Config, value string) error {
+		if value == "" {
+			*field(c) = 0
+			return nil
+		}
+		if err := decode(c, value); err != nil {
+			return err
+		}
+		if f := *field(c); math.IsNaN(f) || math.IsInf(f, 0) {
+			return errors.New("is not a number")
+		}
+		return nil
+	}
+	return k
 }
 
 // durationKey is an integer number of units (seconds, milliseconds).

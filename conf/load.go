@@ -191,6 +191,12 @@ func Load(opts LoadOptions) (*Config, error) {
 	if c.IndexDirectories == nil {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}
+	if c.DiskUsageLwmThreshold == 0 {
+		c.DiskUsageLwmThreshold = c.GC.DiskUsageThreshold
+	}
+	if c.MinUsableSizeForEntryLogCreation == 0 {
+		c.MinUsableSizeForEntryLogCreation = c.LogSizeLimit / 5 * 6
+	}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

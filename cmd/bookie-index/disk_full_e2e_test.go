@@ -82,6 +82,11 @@ func TestServeDiskFull(t *testing.T) {
 		"logSizeLimit=262144",
 		"dbStorage_writeCacheMaxSizeMb=8",
 		"dbStorage_readAheadCacheMaxSizeMb=4",
+		// The disk monitor checks at start only: this test is about
+		// checkpoints retrying while full (TestServeReadOnly is about
+		// the monitor). A write failing with ENOSPC still turns the
+		// storage read-only until a checkpoint succeeds.
+		"diskCheckInterval=100000000",
 	}, "\n") + "\n"
 	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o600))
 

@@ -119,7 +119,17 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
 	logConfigNotes(log, c)
 
-	storage, dirs, err := openStorage(c, log)
+	// With readOnlyModeEnabled=false a full or failing disk shuts the
+	// service down, as upstream's bookie does.
+	diskFailed := make(chan string, 1)
+	storage, dirs, err := openStorage(c, log, func(readOnly bool, reason string) {
+		if readOnly && !c.ReadOnlyModeEnabled {
+			select {
+			case diskFailed <- reason:
+			default:
+			}
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -176,6 +186,9 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	case serveErr = <-served:
 		serveErr = errors.Wrap(serveErr, "admin HTTP server")
 		log.Error("admin HTTP server failed; shutting down", "err", serveErr)
+	case reason := <-diskFailed:
+		serveErr = errors.Newf("the storage cannot take writes and readOnlyModeEnabled=false: %s", reason)
+		log.Error("storage cannot take writes and read-only mode is disabled (readOnlyModeEnabled=false); shutting down", "reason", reason)
 	}
 	if stopSignals != nil {
 		stopSignals()
@@ -207,11 +220,12 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 // conf.LocationsPaths and its ledgers index; it checkpoints every
 // flushInterval and purges deleted ledgers after each checkpoint and every
 // gcWaitTime. It logs the settings the engine ignores.
-func openStorage(c *conf.Config, log *slog.Logger) (*bookie.Storage, []httpapi.Directory, error) {
+func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool, reason string)) (*bookie.Storage, []httpapi.Directory, error) {
 	opts, notes, err := storageOptions(c, log)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.OnReadOnly = onReadOnly
 	mode := "bookie-conf (dbStorage_rocksDB_* keys)"
 	if file, _ := c.EntryLocationOptionsFile(); file != "" {
 		mode = "RocksDB OPTIONS file " + file

@@ -35,6 +35,13 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 		ReadAheadBatchBytes:   c.ReadAheadCacheBatchBytesSize,
 		LogSizeLimit:          c.LogSizeLimit,
 		GC:                    gcOptions(&c.GC),
+
+		ReadOnlyModeDisabled:             !c.ReadOnlyModeEnabled,
+		DiskUsageThreshold:               c.GC.DiskUsageThreshold,
+		DiskUsageWarnThreshold:           c.GC.DiskUsageWarnThreshold,
+		DiskUsageLwmThreshold:            c.DiskUsageLwmThreshold,
+		DiskCheckInterval:                c.DiskCheckInterval,
+		MinUsableSizeForEntryLogCreation: c.MinUsableSizeForEntryLogCreation,
 		Index: &entrylocation.Options{
 			Engine:           engine,
 			MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
