@@ -122,3 +122,70 @@ func TestServeReadOnly(t *testing.T) {
 	readAll(p.base)
 	require.NoError(t, p.stop(t, syscall.SIGTERM))
 }
+
+// TestServeReadOnlyModeDisabled: with readOnlyModeEnabled=false a full
+// disk shuts serve down (exit status 1, an ERROR line naming the key), as
+// upstream's bookie shuts down; the checkpointed entries read back after a
+// restart once space is freed.
+func TestServeReadOnlyModeDisabled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary on a tmpfs")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to build the binary")
+	}
+	root := t.TempDir()
+	disk := filepath.Join(root, "disk")
+	mountSmallFS(t, disk, 16<<20)
+	bin := filepath.Join(root, "bookie-index")
+	out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	confPath := filepath.Join(root, "bk_server.conf")
+	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join([]string{
+		"ledgerDirectories=" + filepath.Join(disk, "l"),
+		"httpServerHost=127.0.0.1",
+		"httpServerPort=0",
+		"entryLocationRocksdbConf=" + filepath.Join(root, "absent.conf"),
+		"dbStorage_rocksDB_writeBufferSizeMB=1",
+		"dbStorage_writeCacheMaxSizeMb=4",
+		"dbStorage_readAheadCacheMaxSizeMb=4",
+		"logSizeLimit=262144",
+		"diskCheckInterval=100",
+		"diskUsageThreshold=0.9",
+		"diskUsageWarnThreshold=0.8",
+		"readOnlyModeEnabled=false",
+	}, "\n")+"\n"), 0o600))
+	url := func(base string, e int) string {
+		return fmt.Sprintf("%s/api/v1/ledger/entry?ledgerId=1&entryId=%d", base, e)
+	}
+
+	p := startServe(t, bin, confPath)
+	for e := range 50 {
+		code, body := request(t, http.MethodPut, url(p.base, e), fmt.Sprint("entry ", e), "")
+		require.Equal(t, http.StatusOK, code, body)
+	}
+	code, body := request(t, http.MethodPut, p.base+"/api/v1/bookie/checkpoint", "", "")
+	require.Equal(t, http.StatusOK, code, body)
+	code, _ = request(t, http.MethodPut, p.base+"/api/v1/bookie/state/readonly", `{"readOnly": true}`, "")
+	require.Equal(t, http.StatusBadRequest, code, "forcing read-only is refused when the mode is disabled")
+
+	filler := filepath.Join(disk, "filler")
+	fillDisk(t, filler)
+	select {
+	case err := <-p.done:
+		require.Error(t, err, "exit status 1")
+	case <-time.After(20 * time.Second):
+		t.Fatalf("serve did not shut down on a full disk:\n%s", p.log.String())
+	}
+	require.Contains(t, p.log.String(), "read-only mode is disabled (readOnlyModeEnabled=false); shutting down")
+
+	require.NoError(t, os.Remove(filler))
+	p = startServe(t, bin, confPath)
+	for e := range 50 {
+		code, body := request(t, http.MethodGet, url(p.base, e), "", "")
+		require.Equal(t, http.StatusOK, code, body)
+		require.Equal(t, fmt.Sprint("entry ", e), body)
+	}
+	require.NoError(t, p.stop(t, syscall.SIGTERM))
+}
