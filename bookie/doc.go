@@ -60,6 +60,22 @@
 // checkpoints succeed again once space returns, without a restart. An
 // entry log that fails a write or a sync is abandoned for a new one.
 //
+// # Read-only mode
+//
+// The storage turns read-only (Storage.ReadOnly says why) when a ledger or
+// index directory's file system is more used than
+// Options.DiskUsageThreshold (the disk monitor checks every
+// DiskCheckInterval; Storage.CheckDisks checks now), when a checkpoint or
+// a synced index write fails, or when forced (Storage.SetReadOnly). Writes
+// then fail at once with ErrReadOnly; reads, checkpoints of what was
+// accepted, purges and UpdateEntriesLocations go on. A lack of space ends
+// by itself once the directory is below DiskUsageLwmThreshold and its
+// checkpoint and engines have recovered; another write error (EIO) stays
+// until SetReadOnly(false) or a restart; a forced mode until
+// SetReadOnly(false). One state serves every directory: a ledger's
+// directory is its id modulo their number, so one full directory stops
+// the writes of all (see read_only.go).
+//
 // # Read path
 //
 // GetEntry looks in the half being filled, the half being flushed, the

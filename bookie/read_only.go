@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -76,6 +77,8 @@ type readOnlyState struct {
 	// was is the verdict last logged, so that a transition logs once.
 	was    bool
 	reason string
+	// readOnly mirrors was for the write path's check, without mu.
+	readOnly atomic.Bool
 }
 
 func newReadOnlyState(log *slog.Logger, notify func(bool, string)) *readOnlyState {
@@ -85,6 +88,9 @@ func newReadOnlyState(log *slog.Logger, notify func(bool, string)) *readOnlyStat
 // check returns an ErrReadOnly error for op while the storage is
 // read-only.
 func (s *readOnlyState) check(op string) error {
+	if !s.readOnly.Load() {
+		return nil
+	}
 	s.mu.Lock()
 	ro, reason, noSpace := s.was, s.reason, len(s.failed) > 0
 	s.mu.Unlock()
@@ -124,6 +130,7 @@ func (s *readOnlyState) updateLocked() (changed bool) {
 	reason := strings.Join(reasons, "; ")
 	changed = ro != s.was
 	s.was, s.reason = ro, reason
+	s.readOnly.Store(ro)
 	if changed {
 		if ro {
 			s.log.Warn("storage is read-only: writes are refused, reads go on", "reason", reason)
