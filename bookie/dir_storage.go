@@ -278,14 +278,16 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 // locations are purged from the index after the next checkpoint. It
 // reports whether the ledger existed; deleting a ledger that does not
 // exist purges whatever locations the index holds for it all the same.
+// It goes on while the storage is read-only.
 func (d *DirStorage) DeleteLedger(ledgerID int64) (bool, error) {
 	if err := d.enter("DeleteLedger"); err != nil {
 		return false, err
 	}
 	defer d.exit()
-	if err := d.ro.check("DeleteLedger"); err != nil {
-		return false, err
-	}
+	// Not refused by the read-only mode: deleting ledgers is how a full
+	// disk gets space back (upstream's garbage collector deletes ledgers
+	// on a read-only bookie too). A failed deletion turns the storage
+	// read-only like any failed write.
 	if err := checkLedgerID(ledgerID); err != nil {
 		return false, err
 	}

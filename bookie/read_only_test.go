@@ -47,7 +47,8 @@ func readOnlyEnv(disks *fakeDisks, notes *[]bool) *testEnv {
 }
 
 // requireWritesRefused checks that every write fails with ErrReadOnly and
-// that reads of the entries of model m go on.
+// that reads of the entries of model m go on. (DeleteLedger goes on: it
+// is how space comes back; TestReadOnlyDeleteLedger.)
 func requireWritesRefused(t *testing.T, s *Storage, m map[int64][]byte) {
 	t.Helper()
 	require.ErrorIs(t, s.AddEntry(1, 1000, []byte("x")), ErrReadOnly)
@@ -55,8 +56,6 @@ func requireWritesRefused(t *testing.T, s *Storage, m map[int64][]byte) {
 	_, err := s.SetFenced(1)
 	require.ErrorIs(t, err, ErrReadOnly)
 	require.ErrorIs(t, s.SetExplicitLAC(1, []byte("lac")), ErrReadOnly)
-	_, err = s.DeleteLedger(1)
-	require.ErrorIs(t, err, ErrReadOnly)
 	for e, p := range m {
 		requireEntry(t, s, 1, e, p)
 	}
@@ -329,4 +328,27 @@ func TestReadOnlyOptions(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidArgument, "%+v", o)
 		require.Contains(t, err.Error(), "disk usage thresholds")
 	}
+}
+
+// TestReadOnlyDeleteLedger: ledgers can be deleted (and purged) while the
+// storage is read-only for space: that is how an operator frees it.
+func TestReadOnlyDeleteLedger(t *testing.T) {
+	disks := &fakeDisks{used: 0.5}
+	var notes []bool
+	env := readOnlyEnv(disks, &notes)
+	s := env.open(t)
+	m := map[int64][]byte{}
+	addModel(t, s, m, 0, 10, 1)
+	require.NoError(t, s.AddEntry(2, 0, []byte("gone")))
+	require.NoError(t, s.Checkpoint())
+	disks.set(0.99)
+	s.CheckDisks()
+	existed, err := s.DeleteLedger(2)
+	require.NoError(t, err)
+	require.True(t, existed)
+	require.NoError(t, s.Purge())
+	_, err = s.GetEntry(2, 0)
+	require.ErrorIs(t, err, ErrNoLedger)
+	requireWritesRefused(t, s, m)
+	require.NoError(t, s.Close())
 }

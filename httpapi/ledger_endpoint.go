@@ -189,8 +189,8 @@ func writePayload(w http.ResponseWriter, ledgerID, entryID int64, payload []byte
 
 // storageError answers a storage error: 404 for an absent entry or
 // ledger, 400 for a bad argument, 503 for a rejected write (the write
-// cache is full: retry later), a write to a read-only storage or a
-// closing storage, 500 otherwise.
+// cache is full: retry later), a write to a read-only storage, a write
+// that failed for lack of space, or a closing storage; 500 otherwise.
 func (s *Service) storageError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case errors.Is(err, bookie.ErrNoEntry), errors.Is(err, bookie.ErrNoLedger):
@@ -202,7 +202,7 @@ func (s *Service) storageError(w http.ResponseWriter, r *http.Request, err error
 		writeText(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, bookie.ErrClosed):
 		writeText(w, http.StatusServiceUnavailable, err.Error())
-	case errors.Is(err, bookie.ErrReadOnly):
+	case errors.Is(err, bookie.ErrReadOnly), isNoSpace(err):
 		readOnlyError(w, err)
 	default:
 		s.log.Error("data API request failed", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery, "err", err)

@@ -88,8 +88,6 @@ func TestReadOnlyDiskFullHTTP(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	require.Contains(t, body, "read-only")
 	require.Contains(t, body, "diskUsageThreshold")
-	code, _ = do(t, s, http.MethodDelete, PathLedger+"?ledgerId=1", "")
-	require.Equal(t, http.StatusServiceUnavailable, code)
 	code, body = do(t, s, http.MethodGet, entryURL(1, 0), "")
 	require.Equal(t, http.StatusOK, code)
 	require.Equal(t, "zero", body)
