@@ -67,14 +67,15 @@
 // Options.DiskUsageThreshold (the disk monitor checks every
 // DiskCheckInterval; Storage.CheckDisks checks now), when a checkpoint or
 // a synced index write fails, or when forced (Storage.SetReadOnly). Writes
-// then fail at once with ErrReadOnly; reads, checkpoints of what was
-// accepted, purges and UpdateEntriesLocations go on. A lack of space ends
+// then fail at once with ErrReadOnly; reads, ledger deletions (how space
+// comes back), checkpoints of what was accepted, purges and
+// UpdateEntriesLocations go on. A lack of space ends
 // by itself once the directory is below DiskUsageLwmThreshold and its
 // checkpoint and engines have recovered; another write error (EIO) stays
 // until SetReadOnly(false) or a restart; a forced mode until
-// SetReadOnly(false). One state serves every directory: a ledger's
-// directory is its id modulo their number, so one full directory stops
-// the writes of all (see read_only.go).
+// SetReadOnly(false). One state serves every directory: a ledger stays
+// in its directory, so one full directory stops the writes of all (see
+// read_only.go).
 //
 // # Read path
 //
