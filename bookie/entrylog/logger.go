@@ -109,8 +109,9 @@ type writeLog struct {
 
 // readLog is a log open for reading.
 type readLog struct {
-	id int64
-	f  vfs.File
+	id     int64
+	f      vfs.File
+	format Format
 	// limit is the readable size: for the log being written, the bytes
 	// written to the file so far; for the others, their size.
 	limit atomic.Int64
@@ -322,7 +323,7 @@ func (l *Logger) newLogLocked() error {
 		_ = f.Close()
 		return errors.Wrapf(err, "entrylog: opening %s for reading", path)
 	}
-	r := &readLog{id: id, f: rf}
+	r := &readLog{id: id, f: rf, format: FormatBIEL}
 	r.limit.Store(HeaderSize)
 	l.readMu.Lock()
 	l.readers[id] = r

@@ -2,6 +2,7 @@ package entrylog
 
 import (
 	"bufio"
+	"encoding/binary"
 	"io"
 	"os"
 	"sync"
@@ -41,19 +42,12 @@ func (l *Logger) reader(id int64) (*readLog, error) {
 		_ = f.Close()
 		return nil, errors.Wrapf(err, "entrylog: examining %s", path)
 	}
-	h := make([]byte, headerUsed)
-	if _, err := f.ReadAt(h, 0); err != nil {
+	format, err := detectFormat(f, path, id)
+	if err != nil {
 		_ = f.Close()
-		return nil, errors.Wrapf(ErrCorruption, "entrylog: %s: reading the header: %v", path, err)
+		return nil, err
 	}
-	if got, err := decodeHeader(h); err != nil {
-		_ = f.Close()
-		return nil, errors.Wrapf(err, "entrylog: %s", path)
-	} else if got != id {
-		_ = f.Close()
-		return nil, errors.Wrapf(ErrCorruption, "entrylog: %s: the header names log %#x", path, got)
-	}
-	r = &readLog{id: id, f: f}
+	r = &readLog{id: id, f: f, format: format}
 	r.limit.Store(size)
 	l.readers[id] = r
 	return r, nil
@@ -83,6 +77,9 @@ func (l *Logger) readEntry(ledgerID, entryID, location int64) ([]byte, error) {
 	defer r.mu.RUnlock()
 	start := LocationOffset(location) - sizeFieldSize
 	limit := r.limit.Load()
+	if r.format == FormatBKLO {
+		return readBKEntry(r.f, location, limit, ledgerID, entryID)
+	}
 	if start+RecordOverhead > limit {
 		return nil, errors.Wrapf(ErrBadLocation, "past the readable end of the log (%d bytes)", limit)
 	}
@@ -144,18 +141,24 @@ func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
 	defer r.mu.RUnlock()
 	start := LocationOffset(location) - sizeFieldSize
 	limit := r.limit.Load()
-	var head [RecordOverhead]byte
-	if start+RecordOverhead > limit {
+	if start+sizeFieldSize > limit {
 		return errors.Wrapf(ErrBadLocation, "entrylog: read after %s: past the readable end", FormatLocation(location))
 	}
-	if err := readFull(r.f, head[:], start); err != nil {
+	var sizeField [sizeFieldSize]byte
+	if err := readFull(r.f, sizeField[:], start); err != nil {
 		return err
 	}
-	h, err := decodeRecordHeader(head[:])
-	if err != nil {
-		return errors.Wrapf(err, "entrylog: read after %s", FormatLocation(location))
+	size := int64(binary.BigEndian.Uint32(sizeField[:]))
+	var err2 error
+	if r.format == FormatBKLO {
+		err2 = checkBKSize(int64(int32(size)))
+	} else if size < recordHeaderSize || size > recordHeaderSize+MaxPayloadSize {
+		err2 = errors.Wrapf(ErrCorruption, "record size %d out of range [%d, %d]", size, recordHeaderSize, recordHeaderSize+MaxPayloadSize)
 	}
-	it := newRecordIter(r.f, r.id, start+sizeFieldSize+int64(h.size), limit)
+	if err2 != nil {
+		return errors.Wrapf(err2, "entrylog: read after %s", FormatLocation(location))
+	}
+	it := newIterator(r.format, r.f, r.id, min(start+sizeFieldSize+size, limit), limit)
 	defer it.release()
 	for {
 		rec, err := it.next()

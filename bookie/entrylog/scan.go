@@ -10,8 +10,11 @@ import (
 
 // ScanResult describes a scanned log.
 type ScanResult struct {
-	// LogID is the log's id, from its header.
+	// LogID is the log's id, from its header (BIEL) or its file name
+	// (BKLO).
 	LogID int64
+	// Format is the log's format.
+	Format Format
 	// Records counts the records read.
 	Records int64
 	// Size is the file's size; ValidEnd the end of its last good record.
@@ -44,16 +47,26 @@ func Scan(fs vfs.FS, path string, fn func(rec *Record) error) (ScanResult, error
 		return res, errors.Wrapf(err, "entrylog: scanning %s", path)
 	}
 	res.Size = size
-	h := make([]byte, headerUsed)
-	if err := readFull(f, h, 0); err != nil {
-		return res, errors.Wrapf(err, "entrylog: %s: reading the header", path)
+	id, named := ParseLogFileName(filepath.Base(path))
+	if !named {
+		id = -1
 	}
-	id, err := decodeHeader(h)
+	format, err := detectFormat(f, path, id)
 	if err != nil {
-		return res, errors.Wrapf(err, "entrylog: %s", path)
+		return res, err
 	}
-	if want, ok := ParseLogFileName(filepath.Base(path)); ok && want != id {
-		return res, errors.Wrapf(ErrCorruption, "entrylog: %s: the header names log %#x", path, id)
+	res.Format = format
+	if format == FormatBIEL {
+		h := make([]byte, headerUsed)
+		if err := readFull(f, h, 0); err != nil {
+			return res, errors.Wrapf(err, "entrylog: %s: reading the header", path)
+		}
+		if id, err = decodeHeader(h); err != nil {
+			return res, errors.Wrapf(err, "entrylog: %s", path)
+		}
+	} else if !named {
+		// BookKeeper's header does not name its log: the file name must.
+		return res, errors.Wrapf(ErrInvalidArgument, "entrylog: %s: a BookKeeper log's id is its file name's (<hex id>.log)", path)
 	}
 	res.LogID = id
 	res.ValidEnd = min(HeaderSize, size)
@@ -61,24 +74,26 @@ func Scan(fs vfs.FS, path string, fn func(rec *Record) error) (ScanResult, error
 		res.Tail = errors.Wrapf(ErrCorruption, "entrylog: %s: %d bytes, shorter than the header", path, size)
 		return res, nil
 	}
-	it := newRecordIter(f, id, HeaderSize, size)
+	it := newIterator(format, f, id, HeaderSize, size)
 	defer it.release()
 	for {
 		rec, err := it.next()
 		if err == io.EOF {
+			// Past what follows the last entry too (a ledgers map).
+			res.ValidEnd = it.position()
 			return res, nil
 		}
 		if err != nil {
 			if !errors.Is(err, ErrCorruption) {
 				return res, errors.Wrapf(err, "entrylog: scanning %s", path)
 			}
-			res.Tail = errors.Wrapf(err, "entrylog: %s: %d bytes not scanned", path, size-it.pos)
+			res.Tail = errors.Wrapf(err, "entrylog: %s: %d bytes not scanned", path, size-it.position())
 			return res, nil
 		}
 		if err := fn(rec); err != nil {
 			return res, err
 		}
 		res.Records++
-		res.ValidEnd = it.pos
+		res.ValidEnd = it.position()
 	}
 }

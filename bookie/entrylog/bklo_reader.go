@@ -1,0 +1,148 @@
+package entrylog
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+
+	"github.com/cockroachdb/errors"
+)
+
+// recordIterator reads the records of one log sequentially, whatever its
+// format; Scan and ReadAfter use it.
+type recordIterator interface {
+	// next returns the next entry's record, io.EOF at a clean end, or a
+	// wrapped ErrCorruption for a torn or damaged record at position().
+	next() (*Record, error)
+	// position is the offset of the next record's size field.
+	position() int64
+	release()
+}
+
+func (it *recordIter) position() int64 { return it.pos }
+
+// newIterator returns the iterator of format over [pos, end) of log logID.
+func newIterator(format Format, f io.ReaderAt, logID, pos, end int64) recordIterator {
+	if format == FormatBKLO {
+		return newBKRecordIter(f, logID, pos, end)
+	}
+	return newRecordIter(f, logID, pos, end)
+}
+
+// readBKEntry reads the BookKeeper record whose entry starts at location,
+// limit being the log's size. BookKeeper records carry no checksum (the
+// client's digest is inside the entry, checked by the client): what can
+// be checked is that the size is that of an entry (at least its 16-byte
+// header, at most MaxPayloadSize after it), that the record lies within
+// the log, and that it holds the entry asked for.
+func readBKEntry(f io.ReaderAt, location, limit, ledgerID, entryID int64) ([]byte, error) {
+	pos := LocationOffset(location)
+	if pos+BKEntryHeaderSize > limit {
+		return nil, errors.Wrapf(ErrBadLocation, "past the end of the log (%d bytes)", limit)
+	}
+	var head [sizeFieldSize + BKEntryHeaderSize]byte
+	if err := readFull(f, head[:], pos-sizeFieldSize); err != nil {
+		return nil, err
+	}
+	size := int64(int32(binary.BigEndian.Uint32(head[:])))
+	gotLedger, gotEntry := int64(binary.BigEndian.Uint64(head[4:])), int64(binary.BigEndian.Uint64(head[12:]))
+	if gotLedger != ledgerID || gotEntry != entryID {
+		return nil, errors.Wrapf(ErrBadLocation, "the record there is entry %d of ledger %d, or no record at all", gotEntry, gotLedger)
+	}
+	if err := checkBKSize(size); err != nil {
+		return nil, err
+	}
+	if pos+size > limit {
+		return nil, errors.Wrapf(ErrCorruption, "entry of %d bytes runs past the end of the log (%d bytes)", size, limit)
+	}
+	payload := make([]byte, size-BKEntryHeaderSize)
+	if err := readFull(f, payload, pos+BKEntryHeaderSize); err != nil {
+		return nil, err
+	}
+	return payload, nil
+}
+
+// checkBKSize checks the size field of a BookKeeper entry record.
+func checkBKSize(size int64) error {
+	if size < BKEntryHeaderSize || size > BKEntryHeaderSize+MaxPayloadSize {
+		return errors.Wrapf(ErrCorruption, "entry size %d out of range [%d, %d]", size, BKEntryHeaderSize, BKEntryHeaderSize+MaxPayloadSize)
+	}
+	return nil
+}
+
+// bkRecordIter reads the records of a BookKeeper log from pos to end,
+// skipping the ledgers map's records (ledger id -1).
+type bkRecordIter struct {
+	br      *bufio.Reader
+	logID   int64
+	pos     int64
+	end     int64
+	rec     Record
+	payload []byte
+}
+
+func newBKRecordIter(f io.ReaderAt, logID, pos, end int64) *bkRecordIter {
+	br := bufioPool.Get().(*bufio.Reader)
+	br.Reset(io.NewSectionReader(f, pos, max(end-pos, 0)))
+	return &bkRecordIter{br: br, logID: logID, pos: pos, end: end}
+}
+
+func (it *bkRecordIter) position() int64 { return it.pos }
+
+func (it *bkRecordIter) release() {
+	it.br.Reset(nil)
+	bufioPool.Put(it.br)
+	it.br = nil
+}
+
+// next returns the next entry. Upstream's scanner steps over a size of 0
+// or less one byte at a time as padding; DefaultEntryLogger writes none,
+// so here it is where the readable records end (a crash's zero-filled or
+// torn tail), reported as corruption at that offset like any other.
+func (it *bkRecordIter) next() (*Record, error) {
+	for {
+		if it.pos == it.end {
+			return nil, io.EOF
+		}
+		if it.end-it.pos < sizeFieldSize+BKEntryHeaderSize {
+			return nil, errors.Wrapf(ErrCorruption, "%d bytes at offset %d, too few for a record", it.end-it.pos, it.pos)
+		}
+		var head [sizeFieldSize + BKEntryHeaderSize]byte
+		if _, err := io.ReadFull(it.br, head[:]); err != nil {
+			return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
+		}
+		size := int64(int32(binary.BigEndian.Uint32(head[:])))
+		ledgerID, entryID := int64(binary.BigEndian.Uint64(head[4:])), int64(binary.BigEndian.Uint64(head[12:]))
+		if ledgerID == bkLedgersMapLedgerID {
+			// A batch of the ledgers map: not an entry.
+			if size < bkLedgersMapBatchHeader || it.pos+sizeFieldSize+size > it.end {
+				return nil, errors.Wrapf(ErrCorruption, "ledgers-map record of %d bytes at offset %d out of range (log end %d)", size, it.pos, it.end)
+			}
+			if _, err := it.br.Discard(int(size - BKEntryHeaderSize)); err != nil {
+				return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
+			}
+			it.pos += sizeFieldSize + size
+			continue
+		}
+		if err := checkBKSize(size); err != nil {
+			return nil, errors.Wrapf(err, "at offset %d", it.pos)
+		}
+		if ledgerID < 0 {
+			return nil, errors.Wrapf(ErrCorruption, "record of ledger %d at offset %d", ledgerID, it.pos)
+		}
+		if it.pos+sizeFieldSize+size > it.end {
+			return nil, errors.Wrapf(ErrCorruption, "record of %d bytes at offset %d runs past the end (%d)", size, it.pos, it.end)
+		}
+		n := int(size - BKEntryHeaderSize)
+		if cap(it.payload) < n {
+			it.payload = make([]byte, n)
+		}
+		it.payload = it.payload[:n]
+		if _, err := io.ReadFull(it.br, it.payload); err != nil {
+			return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
+		}
+		it.rec = Record{LedgerID: ledgerID, EntryID: entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload}
+		it.pos += sizeFieldSize + size
+		return &it.rec, nil
+	}
+}
