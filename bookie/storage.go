@@ -28,7 +28,9 @@ type Storage struct {
 
 // Open opens (creating if needed) the storage of every ledger directory,
 // once the directory layout guard (layout_guard.go) accepts the list.
-// Each directory starts its checkpoint and purge workers.
+// Each directory starts its checkpoint and purge workers. A directory with
+// a BookKeeper bookie's unconverted data is refused first, with an error
+// matching ErrUnconverted (unconverted.go).
 func Open(opts *Options) (_ *Storage, err error) {
 	r, err := opts.resolve()
 	if err != nil {
@@ -36,6 +38,13 @@ func Open(opts *Options) (_ *Storage, err error) {
 	}
 	for _, dir := range r.IndexDirs {
 		if err := checkNoMigrationInProgress(r.FS, dir); err != nil {
+			return nil, err
+		}
+	}
+	// Before anything is read or written: BookKeeper's data is converted
+	// first.
+	for i := range r.LedgerDirs {
+		if err := checkConverted(r.FS, r.LedgerDirs[i], r.IndexDirs[i]); err != nil {
 			return nil, err
 		}
 	}

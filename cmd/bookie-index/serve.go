@@ -235,6 +235,10 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 		log.Info("ignored option", "option", n)
 	}
 	storage, err := bookie.Open(opts)
+	if errors.Is(err, bookie.ErrUnconverted) && c.Source != conf.EmbeddedServerConfName {
+		// Name the command as this configuration runs it.
+		return nil, nil, errors.Wrapf(err, "opening the ledger storage (for this configuration: bookie-index migrate --conf %s)", c.Source)
+	}
 	if err != nil {
 		return nil, nil, errors.Wrap(err, "opening the ledger storage")
 	}

@@ -391,3 +391,33 @@ func TestFormatBytes(t *testing.T) {
 		require.Equal(t, tc.want, formatBytes(tc.n))
 	}
 }
+
+// TestServeRefusesUnconverted: serve on a directory with BookKeeper's
+// RocksDB index, or with BookKeeper's entry logs and no index, exits 1
+// naming the directory and the migrate command with this configuration.
+func TestServeRefusesUnconverted(t *testing.T) {
+	s := newServeSetup(t)
+	rocks := filepath.Join(s.root, "i2", "current", "ledgers")
+	require.NoError(t, os.MkdirAll(rocks, 0o755))
+	for _, f := range []string{"CURRENT", "MANIFEST-000005", "OPTIONS-000007", "IDENTITY"} {
+		require.NoError(t, os.WriteFile(filepath.Join(rocks, f), nil, 0o644))
+	}
+	code, _, errOut := runCmd("serve", "--conf", s.confPath)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, rocks)
+	require.Contains(t, errOut, "bookie-index migrate --conf "+s.confPath)
+
+	s = newServeSetup(t)
+	logDir := filepath.Join(s.root, "l2", "current")
+	require.NoError(t, os.MkdirAll(logDir, 0o755))
+	header := make([]byte, 1024)
+	copy(header, "BKLO")
+	header[7] = 1
+	require.NoError(t, os.WriteFile(filepath.Join(logDir, "0.log"), header, 0o644))
+	code, _, errOut = runCmd("serve", "--conf", s.confPath)
+	require.Equal(t, 1, code, errOut)
+	require.Contains(t, errOut, filepath.Join(logDir, "0.log"))
+	require.Contains(t, errOut, "bookie-index migrate --conf "+s.confPath)
+	_, err := os.Stat(filepath.Join(s.root, "i2", "current"))
+	require.ErrorIs(t, err, os.ErrNotExist, "nothing was created")
+}
