@@ -40,6 +40,25 @@
 // location index. Log ids are below 2^31, so that a location is a positive
 // int64, and offsets below 2^32 (LogSizeLimit is at most 1 GiB).
 //
+// # BookKeeper's logs
+//
+// The logs of upstream's DefaultEntryLogger ("BKLO" magic: a 1 KiB header
+// with a version, the ledgers map's offset and count; records
+// [i32 size][entry] whose entry starts with its ledger and entry ids;
+// at the end of a rotated log, the ledgers map as records of ledger -1,
+// entry -2) are read side by side with ours: each log's format is told by
+// its header's magic when it is first read (Format, DetectFormat), and a
+// record iterator per format serves ReadAfter and Scan. Locations are the
+// same for both (the position just past the size field). Such logs are
+// never written: new logs are ours, numbered after every log and after
+// lastId, which upstream keeps the same way. A read of a BookKeeper entry
+// (ReadEntry, ReadAfter, Scan) gives the bytes after its 16-byte
+// ledger/entry header (BKEntryHeaderSize), the shape of a payload of ours.
+// BookKeeper records carry no checksum (the client's digest is inside the
+// entry): reads check the size's bounds, that the record lies in the log
+// and that its ids are those asked for. ReadBKLedgersMap reads the ledgers
+// map of a rotated log; a log without one (ErrNoLedgersMap) is scanned.
+//
 // # Durability
 //
 // Records are buffered; Flush writes them out and fsyncs the current log,

@@ -120,7 +120,8 @@ func readFull(f io.ReaderAt, b []byte, off int64) error {
 }
 
 // Record is one record as ReadAfter and Scan report it. Payload is valid
-// only during the callback.
+// only during the callback; for a BookKeeper log it is the entry after its
+// 16-byte ledger/entry header, as ReadEntry returns it.
 type Record struct {
 	LedgerID, EntryID, Location int64
 	Payload                     []byte

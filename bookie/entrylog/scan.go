@@ -26,8 +26,8 @@ type ScanResult struct {
 	Tail error
 }
 
-// Scan reads every record of the log at path in order and calls fn for
-// each; an error from fn stops the scan and is returned. It stops at the
+// Scan reads every record of the log at path, of either format, in order
+// and calls fn for each entry (a BookKeeper log's ledgers map is skipped); an error from fn stops the scan and is returned. It stops at the
 // first record that does not decode and reports it in the result's Tail
 // rather than failing: a crash leaves a torn record at the end of the log
 // that was being written. A bad header is an error. A nil fs is the
