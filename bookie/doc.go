@@ -27,6 +27,13 @@
 // the tests check the checkpoint protocol below against exactly that (one
 // vfs.NewMem crashed at one instant, vfs.NewErrorFS for faults).
 //
+// A BookKeeper bookie's entry logs ("BKLO") are read where they are,
+// beside the logs this storage writes (package entrylog); its RocksDB
+// indexes are not: Open refuses, before creating anything, a directory
+// whose index is BookKeeper's RocksDB or that holds BookKeeper logs with
+// an index missing, with an error matching ErrUnconverted that names the
+// directory and "bookie-index migrate" (unconverted.go).
+//
 // # Write path
 //
 // AddEntry copies the entry into the directory's write cache and returns:
