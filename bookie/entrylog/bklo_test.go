@@ -522,7 +522,7 @@ func TestBKLORandom(t *testing.T) {
 				require.Equal(t, want, after, "seed %d round %d log %d from %d", seed, round, id, i)
 			}
 			m, err := ReadBKLedgersMap(fs, lg.LogPath(int64(id)))
-			if maps[id] == nil || len(maps[id]) == 0 {
+			if len(maps[id]) == 0 {
 				require.ErrorIs(t, err, ErrNoLedgersMap)
 				continue
 			}
