@@ -141,7 +141,7 @@ func (it *bkRecordIter) next() (*Record, error) {
 		if _, err := io.ReadFull(it.br, it.payload); err != nil {
 			return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
 		}
-		it.rec = Record{LedgerID: ledgerID, EntryID: entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload}
+		it.rec = Record{LedgerID: ledgerID, EntryID: entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload, Size: sizeFieldSize + size}
 		it.pos += sizeFieldSize + size
 		return &it.rec, nil
 	}

@@ -195,6 +195,13 @@ func TestBKLOReadScan(t *testing.T) {
 	f, err := DetectFormat(fs, l.LogPath(2))
 	require.NoError(t, err)
 	require.Equal(t, FormatBIEL, f)
+	res, err := Scan(fs, l.LogPath(2), func(rec *Record) error {
+		require.Equal(t, int64(RecordOverhead+len("ours")), rec.Size)
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, FormatBIEL, res.Format)
+	require.Equal(t, int64(1), res.Records)
 	p, err = l.ReadEntry(entries[3].ledger, entries[3].entry, entries[3].location)
 	require.NoError(t, err)
 	require.Equal(t, bkPayload(entries[3].ledger, entries[3].entry), p)
@@ -485,8 +492,10 @@ func TestBKLORandom(t *testing.T) {
 		require.NoError(t, err)
 		for id, ents := range model {
 			var scanned []modelEntry
+			usage := map[int64]int64{}
 			res, err := Scan(fs, lg.LogPath(int64(id)), func(rec *Record) error {
 				scanned = append(scanned, modelEntry{bkEntry{rec.LedgerID, rec.EntryID, rec.Location}, slices.Clone(rec.Payload)})
+				usage[rec.LedgerID] += rec.Size
 				return nil
 			})
 			require.NoError(t, err)
@@ -520,6 +529,15 @@ func TestBKLORandom(t *testing.T) {
 					want = append(want, e.bkEntry)
 				}
 				require.Equal(t, want, after, "seed %d round %d log %d from %d", seed, round, id, i)
+			}
+			if !torn[id] {
+				// A scan's sizes add up to the ledgers map's (upstream's
+				// accounting), map or no map.
+				want := map[int64]int64{}
+				for _, e := range ents {
+					want[e.ledger] += 4 + BKEntryHeaderSize + int64(len(e.payload))
+				}
+				require.Equal(t, want, usage)
 			}
 			m, err := ReadBKLedgersMap(fs, lg.LogPath(int64(id)))
 			if len(maps[id]) == 0 {

@@ -125,6 +125,11 @@ func readFull(f io.ReaderAt, b []byte, off int64) error {
 type Record struct {
 	LedgerID, EntryID, Location int64
 	Payload                     []byte
+	// Size is the bytes the record takes in its log, its size field
+	// included (upstream's accounting of a ledger's bytes in a log):
+	// RecordOverhead + len(Payload) in ours, 20 + len(Payload) in a
+	// BookKeeper log.
+	Size int64
 }
 
 // ReadAfter calls fn for the records that follow the one at location in
@@ -231,7 +236,7 @@ func (it *recordIter) next() (*Record, error) {
 	if err := checkRecord(head[:], &h, it.payload); err != nil {
 		return nil, errors.Wrapf(err, "at offset %d", it.pos)
 	}
-	it.rec = Record{LedgerID: h.ledgerID, EntryID: h.entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload}
+	it.rec = Record{LedgerID: h.ledgerID, EntryID: h.entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload, Size: sizeFieldSize + int64(h.size)}
 	it.pos += sizeFieldSize + int64(h.size)
 	return &it.rec, nil
 }
