@@ -149,7 +149,11 @@ type BKLedgerSize struct {
 // extractEntryLogMetadataFromIndex: the pairs in file order, a ledger's
 // sizes summed when it appears twice. A log without one gives an error
 // matching ErrNoLedgersMap (scan it instead); a damaged map, one matching
-// ErrCorruption naming the offset.
+// ErrCorruption naming the offset. Upstream writes the map, then the
+// header's offset and count, without a sync between them, so a crash can
+// leave a header naming a map that is not all there: like upstream, a
+// caller scans the log after either error; the scan skips what there is of
+// the map.
 func ReadBKLedgersMap(fs vfs.FS, path string) ([]BKLedgerSize, error) {
 	if fs == nil {
 		fs = vfs.Default
