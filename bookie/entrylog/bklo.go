@@ -239,3 +239,33 @@ func readBKLedgersMap(f io.ReaderAt, size int64) ([]BKLedgerSize, error) {
 	}
 	return out, nil
 }
+
+// minRecordSize is the smallest record of either format: a BookKeeper
+// entry with nothing after its ids (ours take RecordOverhead).
+const minRecordSize = sizeFieldSize + BKEntryHeaderSize
+
+// bkMetadata returns the usage of BookKeeper log id from its ledgers map,
+// as upstream's garbage collector reads it first; false when the log is
+// not BookKeeper's or its map is missing or damaged (then it is scanned).
+func (l *Logger) bkMetadata(id int64) (*Metadata, bool) {
+	path := l.LogPath(id)
+	if f, err := DetectFormat(l.fs, path); err != nil || f != FormatBKLO {
+		return nil, false
+	}
+	pairs, err := ReadBKLedgersMap(l.fs, path)
+	if err != nil {
+		if !errors.Is(err, ErrNoLedgersMap) {
+			l.log.Warn("ledgers map of a BookKeeper entry log is unreadable; scanning the log", "id", id, "err", err)
+		}
+		return nil, false
+	}
+	st, err := l.fs.Stat(path)
+	if err != nil {
+		return nil, false
+	}
+	usage := make(map[int64]int64, len(pairs))
+	for _, p := range pairs {
+		usage[p.LedgerID] = p.Size
+	}
+	return metadataFromUsage(id, st.Size(), usage), true
+}

@@ -146,7 +146,7 @@ func DecodeMetadata(b []byte) (*Metadata, error) {
 		if u.LedgerID < 0 || i > 0 && u.LedgerID <= m.Ledgers[i-1].LedgerID {
 			return nil, errors.Wrapf(ErrCorruption, "ledgers map: ledger id %d at offset %d is negative or not ascending", u.LedgerID, off)
 		}
-		if u.Bytes < RecordOverhead || u.Bytes > m.Size-HeaderSize-total {
+		if u.Bytes < minRecordSize || u.Bytes > m.Size-HeaderSize-total {
 			return nil, errors.Wrapf(ErrCorruption, "ledgers map: ledger %d has %d bytes at offset %d, out of range for a log of %d", u.LedgerID, u.Bytes, off+8, m.Size)
 		}
 		total += u.Bytes
@@ -194,9 +194,13 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 	} else if err == nil {
 		l.log.Warn("ledgers map names another log; scanning the log", "id", id, "path", path, "names", m.LogID)
 	}
+	if m, ok := l.bkMetadata(id); ok {
+		l.writeMetadata(m)
+		return m, nil
+	}
 	usage := map[int64]int64{}
 	res, err := Scan(l.fs, l.LogPath(id), func(rec *Record) error {
-		usage[rec.LedgerID] += int64(RecordOverhead + len(rec.Payload))
+		usage[rec.LedgerID] += rec.Size // either format's record
 		return nil
 	})
 	if err != nil {
