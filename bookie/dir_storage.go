@@ -100,7 +100,7 @@ func openDirStorage(opts *resolved, ro *readOnlyState, ledgerDir, indexDir strin
 		ledgerDir: filepath.Join(ledgerDir, "current"),
 		indexDir:  filepath.Join(indexDir, "current"),
 		readCache: newReadCache(opts.readCacheSize()),
-		stats:     newDirStats(opts.EnableStatistics),
+		stats:     newDirStats(opts.EnableStatistics, opts.LatencyRollover),
 		gc:        newGCState(),
 		roomCh:    make(chan struct{}),
 		flushReq:  make(chan struct{}, 1),

@@ -29,10 +29,17 @@ const (
 	StatReadEntryLogTime       = "read-entrylog-time"
 	StatReadAheadBatchCount    = "readahead-batch-count"
 	StatReadAheadBatchSize     = "readahead-batch-size"
-	StatWriteCacheSize         = "write-cache-size"
-	StatWriteCacheCount        = "write-cache-count"
-	StatReadCacheSize          = "read-cache-size"
-	StatReadCacheCount         = "read-cache-count"
+	StatReadAheadTime          = "readahead-time"
+	StatThrottledWriteRequests = "throttled-write-requests"
+	// StatWriteCacheMaxSize and StatReadAheadMaxBatchSize are the gauges
+	// upstream's DbLedgerStorage registers (not per directory): a
+	// directory's write cache size and the read-ahead batch size.
+	StatWriteCacheMaxSize     = "write-cache-max-size"
+	StatReadAheadMaxBatchSize = "readahead-max-batch-size"
+	StatWriteCacheSize        = "write-cache-size"
+	StatWriteCacheCount       = "write-cache-count"
+	StatReadCacheSize         = "read-cache-size"
+	StatReadCacheCount        = "read-cache-count"
 )
 
 // DirMetrics is a snapshot of one ledger directory's statistics.
@@ -62,9 +69,21 @@ type DirMetrics struct {
 	// ReadAheadBatches counts read-aheads, ReadAheadEntries and
 	// ReadAheadBytes what they brought into the read cache.
 	ReadAheadBatches, ReadAheadEntries, ReadAheadBytes int64
+	// ReadAheadIndexLookups counts the index lookups read-aheads made:
+	// one per record read ahead, to keep only entries' current copies.
+	// Upstream's read-ahead makes none, so the index's
+	// lookup-entry-location count minus this is what compares with
+	// upstream's.
+	ReadAheadIndexLookups int64
 	// ReadLocationsIndexTime and ReadEntryLogTime are the time reads
-	// spent in the index and in the entry logs (read-ahead included).
-	ReadLocationsIndexTime, ReadEntryLogTime time.Duration
+	// spent in the index and in the entry logs, read-ahead excluded, as
+	// upstream's read-locations-index-time and read-entrylog-time;
+	// ReadAheadTime the time read-aheads took (readahead-time).
+	ReadLocationsIndexTime, ReadEntryLogTime, ReadAheadTime time.Duration
+	// WriteCacheMaxSize is the directory's write cache capacity, both
+	// halves (upstream's write-cache-max-size); ReadAheadMaxBatchSize the
+	// entries a read-ahead reads at most (readahead-max-batch-size).
+	WriteCacheMaxSize, ReadAheadMaxBatchSize int64
 
 	// WriteCacheSize and WriteCacheCount cover both write caches (the one
 	// filling and the one being flushed); ReadCacheSize and ReadCacheCount
@@ -120,6 +139,10 @@ func (d *DirStorage) Metrics() DirMetrics {
 		ReadAheadBytes:         s.readAheadBytes.Load(),
 		ReadLocationsIndexTime: time.Duration(s.readLocationsIndexNanos.Load()),
 		ReadEntryLogTime:       time.Duration(s.readEntryLogNanos.Load()),
+		ReadAheadTime:          time.Duration(s.readAheadNanos.Load()),
+		ReadAheadIndexLookups:  s.readAheadIndexLookups.Load(),
+		WriteCacheMaxSize:      2 * d.opts.writeCacheHalf(),
+		ReadAheadMaxBatchSize:  int64(max(d.opts.ReadAheadBatchSize, 0)),
 		Purges:                 s.purges.Load(),
 		PurgedLedgers:          s.purgedLedgers.Load(),
 		PurgeFailures:          s.purgeFailures.Load(),

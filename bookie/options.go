@@ -149,6 +149,10 @@ type Options struct {
 	// new ledgers use every directory. Without it a changed list is
 	// refused (see layout_guard.go).
 	AllowStorageExpansion bool
+	// LatencyRollover is the window the latency quantiles cover, the
+	// storage's and its indexes' (prometheusStatsLatencyRolloverSeconds).
+	// Zero: 60 seconds.
+	LatencyRollover time.Duration
 	// Logger receives the storage's log lines and, where Index,
 	// Index.Engine or LedgersEngine have no logger of their own, those of
 	// the indexes and of every engine: one logger for the whole storage.
@@ -235,6 +239,9 @@ func (o *Options) resolve() (*resolved, error) {
 	}
 	if r.EnableStatistics {
 		r.indexOpts.EnableStatistics = true
+	}
+	if r.indexOpts.LatencyRollover == 0 {
+		r.indexOpts.LatencyRollover = r.LatencyRollover
 	}
 	// A copy: the caller's engine options are left as they are.
 	var engine lsm.Options

@@ -139,6 +139,7 @@ func (d *DirStorage) readAhead(ledgerID, location int64, epoch uint64) {
 		if rec.LedgerID != ledgerID || count >= limit || maxBytes > 0 && bytes >= maxBytes {
 			return false
 		}
+		d.stats.readAheadIndexLookups.Add(1)
 		if cur, err := d.locations.GetLocation(rec.LedgerID, rec.EntryID); err != nil || cur != rec.Location {
 			return err == nil
 		}
@@ -153,7 +154,7 @@ func (d *DirStorage) readAhead(ledgerID, location int64, epoch uint64) {
 	d.stats.readAheadBatches.Add(1)
 	d.stats.readAheadEntries.Add(int64(count))
 	d.stats.readAheadBytes.Add(bytes)
-	d.stats.readEntryLogNanos.Add(int64(time.Since(t)))
+	d.stats.readAheadNanos.Add(int64(time.Since(t)))
 }
 
 func (d *DirStorage) getLastEntry(ledgerID int64) (int64, []byte, error) {

@@ -2,6 +2,7 @@ package bookie
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/bookie-index/bookie-index/internal/opstats"
 )
@@ -23,6 +24,8 @@ type dirStats struct {
 	readAheadBytes                      atomic.Int64
 	readLocationsIndexNanos             atomic.Int64
 	readEntryLogNanos                   atomic.Int64
+	readAheadNanos                      atomic.Int64
+	readAheadIndexLookups               atomic.Int64
 	flushBytes, flushEntries            atomic.Int64
 	purges, purgeFailures               atomic.Int64
 	purgedLedgers                       atomic.Int64
@@ -31,8 +34,11 @@ type dirStats struct {
 	checkpointFailures                  atomic.Int64 // checkpoints failed in a row
 }
 
-func newDirStats(timed bool) *dirStats {
+func newDirStats(timed bool, rollover time.Duration) *dirStats {
 	s := &dirStats{}
+	for _, r := range []*opRecorder{&s.addEntry, &s.readEntry, &s.flush, &s.flushEntryLog, &s.flushLocationsIndex, &s.flushLedgerIdx, &s.throttledWrite} {
+		r.Rollover = rollover
+	}
 	s.addEntry.Timed, s.readEntry.Timed = timed, timed
 	// Checkpoints are few: always timed.
 	for _, r := range []*opRecorder{&s.flush, &s.flushEntryLog, &s.flushLocationsIndex, &s.flushLedgerIdx, &s.throttledWrite} {

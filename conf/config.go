@@ -84,6 +84,22 @@ type Config struct {
 	// checkpoint period, at which each index receives its batch and deleted
 	// ledgers are purged. Default 10000.
 	FlushInterval time.Duration
+	// StatsProviderClass (statsProviderClass): upstream's stats provider.
+	// When it names PrometheusMetricsProvider (PrometheusProviderClass),
+	// serve also serves /metrics on PrometheusStatsHTTPAddress:Port, as
+	// upstream's provider does; /metrics on the admin port is served
+	// either way. Default empty.
+	StatsProviderClass string
+	// PrometheusStatsHTTPAddress (prometheusStatsHttpAddress). Default
+	// 0.0.0.0.
+	PrometheusStatsHTTPAddress string
+	// PrometheusStatsHTTPPort (prometheusStatsHttpPort). Default 8000; 0
+	// picks a free port.
+	PrometheusStatsHTTPPort int
+	// PrometheusStatsLatencyRollover (prometheusStatsLatencyRolloverSeconds,
+	// seconds in the file): the window the latency summaries' quantiles
+	// cover. Default 60.
+	PrometheusStatsLatencyRollover time.Duration
 	// EnableStatistics (enableStatistics): collect latency statistics
 	// (engine timers and the latency metrics). Default true.
 	EnableStatistics bool
@@ -240,6 +256,9 @@ func (c *Config) Validate() error {
 	}
 	if err := validateHost(c.HTTPServerHost); err != nil {
 		return err
+	}
+	if c.PrometheusStatsLatencyRollover <= 0 {
+		return errors.Newf("prometheusStatsLatencyRolloverSeconds: %v is not positive", c.PrometheusStatsLatencyRollover)
 	}
 	if c.HTTPServerPort < 0 || c.HTTPServerPort > 65535 {
 		return errors.Newf("httpServerPort: %d is out of range [0, 65535] (0 picks a free port)", c.HTTPServerPort)
@@ -401,4 +420,14 @@ func (c *Config) ReadAuthToken() (string, error) {
 		return "", errors.Newf("httpServerAuthTokenFile: %q must hold one token on one line, without blanks", c.HTTPServerAuthTokenFile)
 	}
 	return token, nil
+}
+
+// PrometheusProviderClass is upstream's Prometheus stats provider, the
+// value of statsProviderClass that turns the metrics listener on.
+const PrometheusProviderClass = "org.apache.bookkeeper.stats.prometheus.PrometheusMetricsProvider"
+
+// PrometheusListenerEnabled reports whether statsProviderClass names the
+// Prometheus provider (by its full name or its simple class name).
+func (c *Config) PrometheusListenerEnabled() bool {
+	return c.StatsProviderClass == PrometheusProviderClass || c.StatsProviderClass == "PrometheusMetricsProvider"
 }

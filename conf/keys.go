@@ -39,6 +39,11 @@ func keySpecs() []keySpec {
 		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
 		boolKey("httpServerAllowUnauthenticated", "false", func(c *Config) *bool { return &c.HTTPServerAllowUnauthenticated }),
 
+		stringKey("statsProviderClass", "", func(c *Config) *string { return &c.StatsProviderClass }),
+		stringKey("prometheusStatsHttpAddress", "0.0.0.0", func(c *Config) *string { return &c.PrometheusStatsHTTPAddress }),
+		intKey("prometheusStatsHttpPort", "8000", 0, 65535, func(c *Config) *int { return &c.PrometheusStatsHTTPPort }),
+		durationKey("prometheusStatsLatencyRolloverSeconds", "60", time.Second, func(c *Config) *time.Duration { return &c.PrometheusStatsLatencyRollover }),
+
 		choiceKey("logLevel", "", logging.Levels(), func(c *Config) *string { return &c.LogLevel }),
 		choiceKey("logFormat", "text", logging.Formats(), func(c *Config) *string { return &c.LogFormat }),
 

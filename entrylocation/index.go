@@ -112,6 +112,8 @@ func Open(dir string, opts *Options) (*Index, error) {
 	ix.lookupScratch.New = func() any { return new(lookupScratch) }
 	ix.lookupStats.Timed = o.EnableStatistics
 	ix.lastEntryStats.Timed = o.EnableStatistics
+	ix.lookupStats.Rollover = o.LatencyRollover
+	ix.lastEntryStats.Rollover = o.LatencyRollover
 	return ix, nil
 }
 

@@ -1,6 +1,8 @@
 package entrylocation
 
 import (
+	"time"
+
 	"log/slog"
 
 	"github.com/bookie-index/bookie-index/lsm"
@@ -32,6 +34,10 @@ type Options struct {
 	// the engine's timers. Counts are always kept; timing costs clock
 	// reads and is skipped entirely when false.
 	EnableStatistics bool
+	// LatencyRollover is the window the lookup latencies' quantiles cover
+	// (prometheusStatsLatencyRolloverSeconds). Zero: 60 seconds
+	// (opstats.DefaultRollover).
+	LatencyRollover time.Duration
 
 	// Logger receives the index's log lines (purges, compactions) and, if
 	// Engine.Logger is nil (as lsm.DefaultOptions and conf leave it), the

@@ -17,6 +17,8 @@ const (
 	metricEntriesCount         = "bookie_entries_count"
 	metricLookupEntryLocation  = "bookie_lookup_entry_location"
 	metricGetLastEntryInLedger = "bookie_get_last_entry_in_ledger"
+	// metricEntryLocationCompactions keeps upstream's upper case.
+	metricEntryLocationCompactions = "bookie_ENTRY_LOCATION_COMPACTION_TOTAL"
 
 	lsmPrefix        = "bookie_index_lsm_"
 	compactionPrefix = "bookie_index_entry_location_"
@@ -53,6 +55,9 @@ type collector struct {
 	engine                                            []engineMetric
 
 	compactions, compacting, lastCompaction *prometheus.Desc
+	// entryLocationCompactions is upstream's GarbageCollectorStats
+	// counter of the same name.
+	entryLocationCompactions *prometheus.Desc
 }
 
 func newCollector(s *Service) *collector {
@@ -129,6 +134,8 @@ func newCollector(s *Service) *collector {
 		"1 while the index is being fully compacted.", dirLabels, nil)
 	c.lastCompaction = prometheus.NewDesc(compactionPrefix+"last_compaction_timestamp_seconds",
 		"When the last full compaction started (upstream's lastEntryLocationCompactionTime), in seconds since the epoch; 0 if none.", dirLabels, nil)
+	c.entryLocationCompactions = prometheus.NewDesc(metricEntryLocationCompactions,
+		"Full entry location index compactions started (upstream's GarbageCollectorStats counter; the entryLocationCompactionCounter of gc_details).", dirLabels, nil)
 	return c
 }
 
@@ -138,7 +145,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 		c.entriesCount, c.lookup, c.lastEntry,
 		c.levelTables, c.levelBytes, c.levelEntries, c.levelScore, c.writeStalls,
 		c.cacheHits, c.cacheMisses, c.cacheEvictions, c.cacheInsertedBytes,
-		c.compactions, c.compacting, c.lastCompaction,
+		c.compactions, c.compacting, c.lastCompaction, c.entryLocationCompactions,
 	} {
 		ch <- d
 	}
@@ -189,16 +196,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 
 // collectOpStats exports a Stats as upstream's Prometheus provider
 // exports an OpStatsLogger: a summary per success="true|false" with
-// quantiles and a sum in milliseconds. Unlike upstream's, whose quantiles
-// cover a rolling window, these cover the index's whole life. Without
-// statistics only the counts are known: the sum is 0 and there are no
-// quantiles.
+// quantiles and a sum in milliseconds. As upstream's, the quantiles are
+// those of the last completed rollover window (NaN if it saw no
+// operation), the count and the sum the whole life's. Without statistics
+// only the counts are known: the sum is 0 and there are no quantiles.
 func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opstats.Stats, timed bool, dl []string) {
 	for _, side := range []struct {
 		success string
 		count   int64
 		latency *opstats.LatencyStats
-	}{{"true", s.SuccessCount, &s.SuccessLatency}, {"false", s.FailureCount, &s.FailureLatency}} {
+		window  *opstats.LatencyStats
+	}{{"true", s.SuccessCount, &s.SuccessLatency, &s.SuccessWindow}, {"false", s.FailureCount, &s.FailureLatency, &s.FailureWindow}} {
 		var sum float64
 		var quantiles map[float64]float64
 		if timed {
@@ -206,8 +214,8 @@ func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opsta
 			quantiles = make(map[float64]float64)
 			for _, q := range opstats.SummaryQuantiles() {
 				v := math.NaN()
-				if side.latency.Count > 0 {
-					v = millis(side.latency.Quantile(q))
+				if side.window.Count > 0 {
+					v = millis(side.window.Quantile(q))
 				}
 				quantiles[q] = v
 			}
@@ -237,6 +245,7 @@ func (c *collector) collectCompactions(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.compacting, prometheus.GaugeValue, compacting, dl...)
 		ch <- prometheus.MustNewConstMetric(c.lastCompaction, prometheus.GaugeValue, last, dl...)
+		ch <- prometheus.MustNewConstMetric(c.entryLocationCompactions, prometheus.CounterValue, float64(d.counter), dl...)
 	}
 }
 

@@ -23,7 +23,7 @@ func openIndexes(t *testing.T, n int, stats bool) []Directory {
 		ledgerDir := filepath.Join(root, "ledgers"+string(rune('0'+i)), "current")
 		engine := lsm.DefaultOptions()
 		engine.WriteBufferSize = 64 << 10
-		ix, err := entrylocation.Open(filepath.Join(ledgerDir, "locations"), &entrylocation.Options{Engine: engine, EnableStatistics: stats})
+		ix, err := entrylocation.Open(filepath.Join(ledgerDir, "locations"), &entrylocation.Options{Engine: engine, EnableStatistics: stats, LatencyRollover: testRollover})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = ix.Close() })
 		dirs = append(dirs, Directory{LedgerDir: ledgerDir, IndexDir: ledgerDir, Index: ix})
@@ -32,6 +32,32 @@ func openIndexes(t *testing.T, n int, stats bool) []Directory {
 }
 
 // exercise writes, looks up and deletes locations in ix.
+// testRollover is the latency window of the test indexes: short, so that
+// a test sees a window complete.
+const testRollover = 200 * time.Millisecond
+
+// scrapeAfterRollover looks up a location, waits for its window to end
+// and scrapes /metrics within the next one, so that the quantiles are
+// those of the window holding the lookup. It tries again if the scrape
+// came too late (a loaded machine).
+func scrapeAfterRollover(t *testing.T, s http.Handler, ix *entrylocation.Index, ok func(scrape string) bool) string {
+	t.Helper()
+	var scrape string
+	for range 5 {
+		_, err := ix.GetLocation(3, 0)
+		require.NoError(t, err)
+		now := time.Now().UnixNano()
+		time.Sleep(time.Duration(int64(testRollover)-now%int64(testRollover)) + 5*time.Millisecond)
+		var code int
+		code, scrape = do(t, s, http.MethodGet, PathMetrics, "")
+		require.Equal(t, http.StatusOK, code)
+		if ok(scrape) {
+			break
+		}
+	}
+	return scrape
+}
+
 func exercise(t *testing.T, ix *entrylocation.Index) {
 	t.Helper()
 	b := ix.NewBatch()
@@ -139,7 +165,16 @@ func TestMetricsRealIndex(t *testing.T) {
 			p99 := sample(scrape, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", "0.99"))
 			if stats {
 				require.NotEmpty(t, p99)
-				require.NotEqual(t, "NaN", p99)
+				// Upstream's quantile labels, "1.0" included.
+				for _, q := range []string{"0.5", "0.75", "0.95", "0.99", "0.999", "0.9999", "1.0"} {
+					require.NotEmpty(t, sample(scrape, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", q)), q)
+				}
+				require.Empty(t, sample(scrape, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", "1")))
+				later := scrapeAfterRollover(t, s, dirs[0].Index.(*entrylocation.Index), func(scrape string) bool {
+					return sample(scrape, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", "0.99")) != "NaN"
+				})
+				require.NotEqual(t, "NaN", sample(later, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", "0.99")))
+				require.NotEqual(t, "NaN", sample(later, "bookie_lookup_entry_location", with(d0, "success", "true", "quantile", "1.0")))
 				require.NotEqual(t, "0", sample(scrape, "bookie_lookup_entry_location_sum", with(d0, "success", "true")))
 				require.Equal(t, "NaN", sample(scrape, "bookie_get_last_entry_in_ledger", with(d1, "success", "true", "quantile", "0.5")))
 				require.NotEmpty(t, sample(scrape, "bookie_index_lsm_write_stall_seconds_total", with(d0)))

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/cockroachdb/errors"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Endpoint paths, as BookKeeper's HttpRouter names them.
@@ -201,10 +199,7 @@ func New(opts Options) (*Service, error) {
 			return nil, errors.Wrap(err, "httpapi: registering the garbage collectors' metrics")
 		}
 	}
-	s.metrics = promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{
-		ErrorLog:      slogErrorLog{s.log},
-		ErrorHandling: promhttp.ContinueOnError,
-	})
+	s.metrics = metricsHandler{gatherer: s.registry, log: s.log}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc(PathEntryLocationCompact, s.serveEntryLocationCompact)
@@ -232,6 +227,10 @@ func New(opts Options) (*Service, error) {
 
 // ServeHTTP serves the admin API.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// MetricsHandler serves /metrics: the registry in upstream's text format.
+// serve mounts it on the prometheusStatsHttpPort listener too.
+func (s *Service) MetricsHandler() http.Handler { return s.metrics }
 
 // Registry returns the registry /metrics serves, for the caller to add its
 // own collectors (such as the Go runtime's).
@@ -379,11 +378,4 @@ func uniformDelay(interval time.Duration) time.Duration {
 		return 0
 	}
 	return rand.N(interval)
-}
-
-// slogErrorLog adapts the logger to promhttp's error log.
-type slogErrorLog struct{ log *slog.Logger }
-
-func (l slogErrorLog) Println(v ...interface{}) {
-	l.log.Warn("serving metrics", "err", fmt.Sprint(v...))
 }

@@ -19,6 +19,9 @@ type storageCollector struct {
 	gauges   []storageValue
 
 	flushSize, readAheadCount, readAheadSize *prometheus.Desc
+	// writeCacheMaxSize and readAheadMaxBatchSize are unlabelled, as
+	// upstream's DbLedgerStorage registers them once for all directories.
+	writeCacheMaxSize, readAheadMaxBatchSize *prometheus.Desc
 }
 
 type storageOpStat struct {
@@ -69,8 +72,17 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 	counter(upstreamName(bookie.StatReadCacheMisses), "Reads not in the read cache (they look up the index).", func(m *bookie.DirMetrics) float64 { return float64(m.ReadCacheMisses) })
 	counter(upstreamName(bookie.StatReadLocationsIndexTime), "Nanoseconds reads spent looking up the entry location index.",
 		func(m *bookie.DirMetrics) float64 { return float64(m.ReadLocationsIndexTime) })
-	counter(upstreamName(bookie.StatReadEntryLogTime), "Nanoseconds reads spent reading entry logs (read-ahead included).",
+	counter(upstreamName(bookie.StatReadEntryLogTime), "Nanoseconds reads spent reading entry logs, read-ahead excluded.",
 		func(m *bookie.DirMetrics) float64 { return float64(m.ReadEntryLogTime) })
+	counter(upstreamName(bookie.StatReadAheadTime), "Nanoseconds read-aheads took (entry log reads and their index lookups).",
+		func(m *bookie.DirMetrics) float64 { return float64(m.ReadAheadTime) })
+	counter(upstreamName(bookie.StatThrottledWriteRequests), "Adds that had to wait for room in a full write cache.",
+		func(m *bookie.DirMetrics) float64 {
+			return float64(m.ThrottledWrite.SuccessCount + m.ThrottledWrite.FailureCount)
+		})
+	counter(storagePrefix+"readahead_index_lookups_total",
+		"Entry location index lookups made by read-aheads, one per record read ahead (upstream's read-ahead makes none); bookie_lookup_entry_location counts them too.",
+		func(m *bookie.DirMetrics) float64 { return float64(m.ReadAheadIndexLookups) })
 	gauge(upstreamName(bookie.StatWriteCacheSize), "Bytes held by the write caches (the one filling and the one being flushed).",
 		func(m *bookie.DirMetrics) float64 { return float64(m.WriteCacheSize) })
 	gauge(upstreamName(bookie.StatWriteCacheCount), "Entries in the write caches.", func(m *bookie.DirMetrics) float64 { return float64(m.WriteCacheCount) })
@@ -105,6 +117,8 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 	c.flushSize = prometheus.NewDesc(upstreamName(bookie.StatFlushSize), "Bytes of entries written by checkpoints (count: checkpoints that wrote, sum: bytes).", dirLabels, nil)
 	c.readAheadCount = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchCount), "Read-aheads after read-cache misses (count) and the entries they read (sum).", dirLabels, nil)
 	c.readAheadSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchSize), "Read-aheads after read-cache misses (count) and the bytes they read (sum).", dirLabels, nil)
+	c.writeCacheMaxSize = prometheus.NewDesc(upstreamName(bookie.StatWriteCacheMaxSize), "Write cache capacity of one directory, in bytes.", nil, nil)
+	c.readAheadMaxBatchSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadMaxBatchSize), "Entries one read-ahead reads at most (dbStorage_readAheadCacheBatchSize).", nil, nil)
 	return c
 }
 
@@ -130,11 +144,18 @@ func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.flushSize
 	ch <- c.readAheadCount
 	ch <- c.readAheadSize
+	ch <- c.writeCacheMaxSize
+	ch <- c.readAheadMaxBatchSize
 }
 
 // Collect reads every directory's statistics.
 func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range c.storage.Metrics() {
+	metrics := c.storage.Metrics()
+	if len(metrics) > 0 {
+		ch <- prometheus.MustNewConstMetric(c.writeCacheMaxSize, prometheus.GaugeValue, float64(metrics[0].WriteCacheMaxSize))
+		ch <- prometheus.MustNewConstMetric(c.readAheadMaxBatchSize, prometheus.GaugeValue, float64(metrics[0].ReadAheadMaxBatchSize))
+	}
+	for _, m := range metrics {
 		dl := []string{m.LedgerDir, m.IndexDir}
 		for _, o := range c.opStats {
 			collectOpStats(ch, o.desc, o.stats(&m), c.timed || o.timed, dl)

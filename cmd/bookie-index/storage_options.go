@@ -46,8 +46,10 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 			Engine:           engine,
 			MaxBatchOps:      c.MaxOperationNumbersInSingleRocksdbWriteBatch,
 			EnableStatistics: c.EnableStatistics,
+			LatencyRollover:  c.PrometheusStatsLatencyRollover,
 			Logger:           logger,
 		},
+		LatencyRollover:  c.PrometheusStatsLatencyRollover,
 		EnableStatistics: c.EnableStatistics,
 		Logger:           logger,
 	}, notes, nil

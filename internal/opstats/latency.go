@@ -112,6 +112,17 @@ func (r *latencyRecorder) add(d time.Duration) {
 	r.buckets[latencyBucket(ns)].Add(1)
 }
 
+// reset zeroes the recorder; callers keep adds away meanwhile or accept
+// that one lands on either side.
+func (r *latencyRecorder) reset() {
+	r.count.Store(0)
+	r.sum.Store(0)
+	r.max.Store(0)
+	for i := range r.buckets {
+		r.buckets[i].Store(0)
+	}
+}
+
 func (r *latencyRecorder) snapshot() LatencyStats {
 	s := LatencyStats{Count: r.count.Load(), Sum: time.Duration(r.sum.Load()), Max: time.Duration(r.max.Load())}
 	for i := range r.buckets {

@@ -9,8 +9,15 @@ import (
 // Recorder is timed, their latencies (otherwise the latency stats stay
 // zero).
 type Stats struct {
-	SuccessCount, FailureCount     int64
+	SuccessCount, FailureCount int64
+	// SuccessLatency and FailureLatency cover the Recorder's whole life:
+	// their Count and Sum are a Prometheus summary's _count and _sum.
 	SuccessLatency, FailureLatency LatencyStats
+	// SuccessWindow and FailureWindow cover the last completed rollover
+	// window only: a summary's quantiles, as upstream's provider reads
+	// them. Empty before the first window completes and after a window
+	// without operations.
+	SuccessWindow, FailureWindow LatencyStats
 }
 
 // Recorder keeps one operation's Stats, as upstream's OpStatsLogger:
@@ -22,10 +29,15 @@ type Stats struct {
 //	r.Done(ok, start)
 type Recorder struct {
 	// Timed turns latency measurement on. Set it before use.
-	Timed            bool
-	success, failure atomic.Int64
-	successLatency   latencyRecorder
-	failureLatency   latencyRecorder
+	Timed bool
+	// Rollover is the length of the latency windows whose quantiles
+	// Snapshot reports (upstream's prometheusStatsLatencyRolloverSeconds).
+	// Zero: DefaultRollover. Set it before use.
+	Rollover                     time.Duration
+	success, failure             atomic.Int64
+	successLatency               latencyRecorder
+	failureLatency               latencyRecorder
+	successWindow, failureWindow windowedLatency
 }
 
 // Start returns the start time of an operation: the clock when Timed.
@@ -38,28 +50,47 @@ func (r *Recorder) Start() time.Time {
 
 // Done records an operation's outcome, and its latency when Timed.
 func (r *Recorder) Done(ok bool, start time.Time) {
-	if ok {
-		r.success.Add(1)
-	} else {
-		r.failure.Add(1)
-	}
 	if !r.Timed {
+		if ok {
+			r.success.Add(1)
+		} else {
+			r.failure.Add(1)
+		}
 		return
 	}
-	d := time.Since(start)
+	r.DoneAt(ok, start, time.Now())
+}
+
+// DoneAt records an operation that started at start and ended at end; its
+// latency goes into end's window. Done calls it with the clock when Timed;
+// tests call it with chosen instants.
+func (r *Recorder) DoneAt(ok bool, start, end time.Time) {
+	d := end.Sub(start)
+	window := windowOf(end, r.Rollover)
 	if ok {
+		r.success.Add(1)
 		r.successLatency.add(d)
+		r.successWindow.add(window, d)
 	} else {
+		r.failure.Add(1)
 		r.failureLatency.add(d)
+		r.failureWindow.add(window, d)
 	}
 }
 
 // Snapshot returns the statistics so far.
-func (r *Recorder) Snapshot() Stats {
+func (r *Recorder) Snapshot() Stats { return r.SnapshotAt(time.Now()) }
+
+// SnapshotAt returns the statistics so far, with the windows of the one
+// completed before now.
+func (r *Recorder) SnapshotAt(now time.Time) Stats {
+	prev := windowOf(now, r.Rollover) - 1
 	return Stats{
 		SuccessCount:   r.success.Load(),
 		FailureCount:   r.failure.Load(),
 		SuccessLatency: r.successLatency.snapshot(),
 		FailureLatency: r.failureLatency.snapshot(),
+		SuccessWindow:  r.successWindow.completed(prev),
+		FailureWindow:  r.failureWindow.completed(prev),
 	}
 }
