@@ -169,6 +169,15 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 		}
 	}
 
+	stopMetrics, err := startMetricsListener(c, svc, log, served)
+	if err != nil {
+		if srv != nil {
+			_ = srv.Close()
+		}
+		svc.Close()
+		return errors.CombineErrors(err, closeIndexes())
+	}
+
 	periodicDone := make(chan struct{})
 	go func() {
 		defer close(periodicDone)
@@ -204,6 +213,9 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 			_ = srv.Close()
 		}
 		cancel()
+	}
+	if stopMetrics != nil {
+		stopMetrics()
 	}
 	svc.Close()
 	<-periodicDone

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestServeMetricsListener checks that naming upstream's Prometheus
+// provider in statsProviderClass serves /metrics on
+// prometheusStatsHttpPort as well as on the admin port.
+func TestServeMetricsListener(t *testing.T) {
+	root := t.TempDir()
+	confPath := filepath.Join(root, "bk_server.conf")
+	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join([]string{
+		"ledgerDirectories=" + filepath.Join(root, "l"),
+		"httpServerHost=127.0.0.1",
+		"httpServerPort=0",
+		"entryLocationRocksdbConf=" + filepath.Join(root, "absent.conf"),
+		"dbStorage_writeCacheMaxSizeMb=4",
+		"dbStorage_readAheadCacheMaxSizeMb=4",
+		"dbStorage_rocksDB_blockCacheSize=4194304",
+		"statsProviderClass=org.apache.bookkeeper.stats.prometheus.PrometheusMetricsProvider",
+		"prometheusStatsHttpAddress=127.0.0.1",
+		"prometheusStatsHttpPort=0",
+	}, "\n")+"\n"), 0o644))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	addrs := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, nil, []string{"--conf", confPath}, &stderr, func(addr string) { addrs <- addr })
+	}()
+	select {
+	case <-addrs:
+	case err := <-done:
+		t.Fatalf("serve returned %v\n%s", err, stderr.String())
+	}
+	var metricsAddr string
+	re := regexp.MustCompile(`msg="metrics listener serving /metrics" addr=(\S+)`)
+	deadline := time.Now().Add(10 * time.Second)
+	for metricsAddr == "" && time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(stderr.String()); m != nil {
+			metricsAddr = m[1]
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NotEmpty(t, metricsAddr, stderr.String())
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "bookie_lookup_entry_location_count{")
+	require.Contains(t, string(body), `quantile="1.0"`)
+	require.Contains(t, string(body), "bookie_write_cache_max_size ")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
