@@ -205,6 +205,7 @@ func New(opts Options) (*Service, error) {
 	s.mux.HandleFunc(PathEntryLocationCompact, s.serveEntryLocationCompact)
 	s.mux.HandleFunc(PathGCDetails, s.serveGCDetails)
 	s.mux.HandleFunc(PathState, s.serveState)
+	s.mux.HandleFunc(PathBookieInfo, s.serveBookieInfo)
 	if opts.Settings != nil {
 		s.mux.HandleFunc(PathServerConfig, s.serveServerConfig)
 	}
@@ -341,6 +342,7 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 		{"running", !closed},
 		{"readOnly", readOnly},
 		{"shuttingDown", closed},
+		{"availableForHighPriorityWrites", !closed},
 		{"directories", dirs},
 	})
 }
