@@ -40,7 +40,7 @@ func liveService(t *testing.T) (*Service, *bookie.Storage) {
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	opts := Options{Storage: st, EnableStatistics: true}
+	opts := Options{Storage: st, GC: st, EnableStatistics: true}
 	for _, d := range st.Dirs() {
 		opts.Directories = append(opts.Directories, Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()})
 	}
