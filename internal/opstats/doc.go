@@ -10,4 +10,12 @@
 // each other and a quantile read from it (LatencyStats.Quantile) is at
 // most 25% above the exact one. Recording is a few atomic adds, no lock and
 // no allocation.
+//
+// Besides the whole-life histograms a Recorder keeps the latencies of
+// rollover windows (Recorder.Rollover, upstream's
+// prometheusStatsLatencyRolloverSeconds): Stats.SuccessWindow and
+// FailureWindow are the last completed window's, which is what upstream's
+// provider reads quantiles from. Windows are aligned on multiples of the
+// rollover, two slots alternate, and the first add of a window clears its
+// slot (window.go), so no goroutine rotates them.
 package opstats
