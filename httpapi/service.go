@@ -342,7 +342,7 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 		{"running", !closed},
 		{"readOnly", readOnly},
 		{"shuttingDown", closed},
-		{"availableForHighPriorityWrites", !closed},
+		{"availableForHighPriorityWrites", !closed && !readOnly},
 		{"directories", dirs},
 	})
 }

@@ -185,7 +185,7 @@ func panels() []panel {
 		{"Read cache hit ratio", "ratio", []query{named("read cache", ratio("bookie_read_cache_hits", "bookie_read_cache_misses", ""))}},
 		{"GC reclaimed bytes", "bytes/s", []query{named("deleted logs", rate("bookie_RECLAIMED_DELETION_SPACE_BYTES", "", nil)),
 			named("compacted logs", rate("bookie_RECLAIMED_COMPACTION_SPACE_BYTES", "", nil))}},
-		{"Write health", "", []query{named("index out of space", gauge("bookie_index_lsm_out_of_space", "", nil)),
+		{"Read-only state and write health", "", []query{named("server status", gauge("bookie_SERVER_STATUS", "", nil)), named("index out of space", gauge("bookie_index_lsm_out_of_space", "", nil)),
 			named("checkpoint failures", gauge("bookie_index_storage_checkpoint_failures", "", nil))}},
 	}
 }
