@@ -150,6 +150,9 @@ func TestGCPhase(t *testing.T) {
 	extra := gc["extra"].(map[string]interface{})
 	t.Logf("%v", extra)
 	require.Less(t, extra["log_bytes_after"], extra["log_bytes_before"])
-	require.Positive(t, extra["compacted_logs"])
+	// The phase writes for a duration, so how many logs end partly live
+	// (compacted) or dead (removed) depends on the machine's speed: under
+	// load every log was sometimes dead. Either way space must come back.
+	require.Positive(t, extra["compacted_logs"].(float64)+extra["removed_logs"].(float64))
 	require.Equal(t, float64(1), gc["found_fraction"])
 }
