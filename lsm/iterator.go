@@ -123,7 +123,12 @@ func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadSt
 	}
 	s.valid, s.reverse, s.err, s.tombs, s.skipped = false, false, nil, nil, 0
 	s.minRun = 0
-	if !d.opts.ReadOnly {
+	// An iterator reading at an older snapshot does not convert runs: its
+	// tombstone would go into the mutable memtable at the snapshot's
+	// sequence number, below entries of the immutable memtables and tables
+	// under it, which the read path takes to be older than the memtable
+	// (TestTombstoneConversionConcurrent lost live keys that way under load).
+	if !d.opts.ReadOnly && (snapshot == nil || snapshot.seq >= base.SeqNum(d.visibleSeq.Load())) {
 		s.minRun = d.opts.MinTombstonesForRangeConversion
 	}
 	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats, PeekBlocks: oneCall}
