@@ -31,6 +31,10 @@ import (
 // skipDeletedIter seeks past a fragment whose sequence number equals a
 // child's largest.
 //
+// An iterator at a snapshot older than the DB does not convert at all:
+// its Q may be below entries of the immutable memtables and tables under
+// the mutable memtable, which the read path takes to be older than it.
+//
 // Get stops at the first source newer than nothing it still has to look
 // for (every entry older than the newest covering tombstone seen so far);
 // that relies on the sources below a memtable being older than it, which
