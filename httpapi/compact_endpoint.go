@@ -39,8 +39,7 @@ func (s *Service) serveEntryLocationCompact(w http.ResponseWriter, r *http.Reque
 			s.cancelCompactions(w, r)
 		}
 	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE")
-		writeText(w, http.StatusMethodNotAllowed, msgMethodNotFound)
+		methodNotServed(w, http.StatusMethodNotAllowed, "GET, HEAD, PUT, DELETE", msgMethodNotFound)
 	}
 }
 

@@ -154,7 +154,7 @@ func (s *Service) cancelCompaction(d *directory) bool {
 // entryLocationCompactionCounter) with the directory's names, whether it is
 // compacting and how its last compaction ended.
 func (s *Service) serveGCDetails(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
+	if !allowGet(w, r, msgGCDetailsMethod) {
 		return
 	}
 	var statuses []bookie.GCStatus

@@ -67,8 +67,10 @@
 // entryLocations are trimmed one by one and compared after
 // filepath.Clean.
 //
-// Other methods get 405 with upstream's message, except /metrics, where
-// upstream answers 403. Request bodies are limited (Options.MaxBodyBytes,
+// A method an endpoint does not serve gets upstream's answer for it (see
+// methods.go): mostly 404 with upstream's message, 405 for
+// entry_location_compact and gc, 403 for /metrics; /heartbeat answers every
+// method. Request bodies are limited (Options.MaxBodyBytes,
 // 64 KiB by default, 413 beyond); a client error is never a 500.
 //
 // # Compactions

@@ -78,8 +78,7 @@ func (s *Service) serveGC(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		writeJSON(w, http.StatusOK, jsonObject{{"is_in_force_gc", strconv.FormatBool(gc.IsInForceGC())}})
 	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT")
-		writeText(w, http.StatusMethodNotAllowed, msgGCMethod)
+		methodNotServed(w, http.StatusMethodNotAllowed, "GET, HEAD, PUT", msgGCMethod)
 	}
 }
 
@@ -132,7 +131,7 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 			{"isMinorGcSuspended", strconv.FormatBool(gc.IsMinorGCSuspended())},
 		})
 	default:
-		writeText(w, http.StatusNotFound, msgSuspendMethod)
+		methodNotServed(w, http.StatusNotFound, "GET, HEAD, PUT", msgSuspendMethod)
 	}
 }
 
@@ -142,7 +141,7 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 func (s *Service) serveResumeCompaction(w http.ResponseWriter, r *http.Request) {
 	gc := s.opts.GC
 	if r.Method != http.MethodPut {
-		writeText(w, http.StatusNotFound, msgResumeMethod)
+		methodNotServed(w, http.StatusNotFound, "PUT", msgResumeMethod)
 		return
 	}
 	if !s.authorize(w, r) {

@@ -60,7 +60,7 @@ func TestHealthUnderStickyError(t *testing.T) {
 	code, body = do(t, s, http.MethodGet, PathHeartbeat, "")
 	require.Equal(t, http.StatusServiceUnavailable, code, body)
 	code, _ = do(t, s, http.MethodPost, PathIsReady, "")
-	require.Equal(t, http.StatusMethodNotAllowed, code)
+	require.Equal(t, http.StatusNotFound, code)
 }
 
 // TestHealthDiskFull: a full disk the engine is retrying is not a failure

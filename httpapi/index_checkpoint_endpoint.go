@@ -27,8 +27,7 @@ type IndexCheckpointer interface {
 // restore"). It is a mutation: PUT or POST, behind the admin token.
 func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
-		w.Header().Set("Allow", "PUT, POST")
-		writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be PUT or POST to checkpoint the indexes.", r.Method))
+		methodNotServed(w, http.StatusNotFound, "PUT, POST", msgIndexCheckpointMethod)
 		return
 	}
 	if !s.authorize(w, r) {

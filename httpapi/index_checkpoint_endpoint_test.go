@@ -38,7 +38,7 @@ func TestIndexCheckpointEndpoint(t *testing.T) {
 	code, _ := do(t, s, http.MethodPut, url, "")
 	require.Equal(t, http.StatusUnauthorized, code)
 	code, _ = do(t, s, http.MethodGet, url, "", auth...)
-	require.Equal(t, http.StatusMethodNotAllowed, code)
+	require.Equal(t, http.StatusNotFound, code)
 	code, body := do(t, s, http.MethodPut, PathIndexCheckpoint+"?dir=backup", "", auth...)
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, body, "absolute path")

@@ -21,8 +21,7 @@ type dirSpace struct {
 // plus each directory's, which upstream does not list. Other methods get
 // 404 "Only GET is supported.", as upstream answers.
 func (s *Service) serveBookieInfo(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeText(w, http.StatusNotFound, "Only GET is supported.")
+	if !allowGet(w, r, msgInfoMethod) {
 		return
 	}
 	var free, total int64

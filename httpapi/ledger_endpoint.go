@@ -83,15 +83,14 @@ func (s *Service) serveLedgerEntry(w http.ResponseWriter, r *http.Request) {
 		}
 		writePayload(w, ledgerID, entryID, payload)
 	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT")
-		writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be PUT to write an entry, or GET to read it.", r.Method))
+		methodNotServed(w, http.StatusNotFound, "GET, HEAD, PUT", msgLedgerEntryMethod)
 	}
 }
 
 // serveLedgerLastEntry reads a ledger's last entry: ?ledgerId=L. It
 // answers {"ledgerId", "entryId", "size", "payload" (base64)}, or 404.
 func (s *Service) serveLedgerLastEntry(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
+	if !allowGet(w, r, msgLedgerLastEntryMethod) {
 		return
 	}
 	ledgerID, ok := queryID(w, r, "ledgerId", 0)
@@ -112,8 +111,7 @@ func (s *Service) serveLedgerLastEntry(w http.ResponseWriter, r *http.Request) {
 // compactions that follow. It answers {"ledgerId", "existed"}.
 func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodDelete {
-		w.Header().Set("Allow", "DELETE")
-		writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be DELETE to delete a ledger.", r.Method))
+		methodNotServed(w, http.StatusNotFound, "DELETE", msgLedgerMethod)
 		return
 	}
 	if !s.authorize(w, r) {
@@ -135,8 +133,7 @@ func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
 // when it is done: every entry written before is durable.
 func (s *Service) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut {
-		w.Header().Set("Allow", "PUT")
-		writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be PUT to run a checkpoint.", r.Method))
+		methodNotServed(w, http.StatusNotFound, "PUT", msgCheckpointMethod)
 		return
 	}
 	if !s.authorize(w, r) {

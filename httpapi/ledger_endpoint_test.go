@@ -144,7 +144,7 @@ func TestDataAPI(t *testing.T) {
 		{http.MethodGet, PathCheckpoint},
 	} {
 		code, _ := do(t, s, c.method, c.target, "", auth...)
-		require.Equal(t, http.StatusMethodNotAllowed, code, "%s %s", c.method, c.target)
+		require.Equal(t, http.StatusNotFound, code, "%s %s", c.method, c.target)
 	}
 
 	// The storage's metrics, with upstream's names and labels.

@@ -34,17 +34,6 @@ func writeJSONString(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, msg)
 }
 
-// allowRead answers 405 to methods other than GET and HEAD and reports
-// whether the request may go on.
-func allowRead(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return true
-	}
-	w.Header().Set("Allow", "GET, HEAD")
-	writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be GET.", r.Method))
-	return false
-}
-
 // authorize checks the bearer token of a request that changes state and
 // answers 401 when it is missing or wrong. It reports whether the request
 // may go on.

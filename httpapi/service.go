@@ -264,11 +264,9 @@ func (s *Service) lookup(path string) *directory {
 }
 
 // serveHeartbeat answers "OK", as upstream's HeartbeatService, while the
-// storage can serve; 503 with why when it cannot (see health).
+// storage can serve; 503 with why when it cannot (see health). Like
+// upstream's, it answers every method alike.
 func (s *Service) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
-		return
-	}
 	if err := s.health(); err != nil {
 		writeText(w, http.StatusServiceUnavailable, "Unavailable: "+err.Error()+"\n")
 		return
@@ -279,7 +277,7 @@ func (s *Service) serveHeartbeat(w http.ResponseWriter, r *http.Request) {
 // serveIsReady answers "OK" when the bookie is ready to serve, as
 // upstream's IsReadyService, and 503 with why otherwise.
 func (s *Service) serveIsReady(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
+	if !allowGet(w, r, msgIsReadyMethod) {
 		return
 	}
 	if err := s.health(); err != nil {
@@ -323,7 +321,7 @@ func (s *Service) health() error {
 // serveState describes the service, in the shape of upstream's
 // BookieStateService plus the directories.
 func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
+	if !allowGet(w, r, msgStateMethod) {
 		return
 	}
 	s.mu.Lock()
@@ -349,7 +347,7 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 
 // serveServerConfig lists the effective configuration keys.
 func (s *Service) serveServerConfig(w http.ResponseWriter, r *http.Request) {
-	if !allowRead(w, r) {
+	if !allowGet(w, r, msgServerConfigMethod) {
 		return
 	}
 	keys := make([]string, 0, len(s.opts.Settings))
@@ -368,7 +366,7 @@ func (s *Service) serveServerConfig(w http.ResponseWriter, r *http.Request) {
 // methods than GET get 403, as upstream's MetricsService answers.
 func (s *Service) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		writeText(w, http.StatusForbidden, r.Method+" is forbidden. Should be GET method")
+		methodNotServed(w, http.StatusForbidden, "GET, HEAD", r.Method+" is forbidden. Should be GET method")
 		return
 	}
 	s.metrics.ServeHTTP(w, r)

@@ -80,10 +80,12 @@ func TestSmallEndpoints(t *testing.T) {
 		EntryLocationDBPath: path1,
 	}, d[0])
 
-	for _, p := range []string{PathHeartbeat, PathState, PathServerConfig, PathGCDetails} {
+	for _, p := range []string{PathState, PathServerConfig, PathGCDetails} {
 		code, _ = do(t, s, http.MethodPut, p, "{}")
-		require.Equal(t, http.StatusMethodNotAllowed, code, p)
+		require.Equal(t, http.StatusNotFound, code, p)
 	}
+	code, _ = do(t, s, http.MethodPut, PathHeartbeat, "{}")
+	require.Equal(t, http.StatusOK, code)
 	code, body = do(t, s, http.MethodPost, PathMetrics, "")
 	require.Equal(t, http.StatusForbidden, code)
 	require.Equal(t, "POST is forbidden. Should be GET method", body)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"syscall"
 
@@ -84,8 +83,7 @@ func (s *Service) serveStateReadOnly(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, jsonObject{{"readOnly", ro}, {"reason", reason}})
 		return
 	default:
-		w.Header().Set("Allow", "GET, HEAD, PUT")
-		writeText(w, http.StatusMethodNotAllowed, fmt.Sprintf("Method %s is not allowed. Should be GET, or PUT to force the read-only mode.", r.Method))
+		methodNotServed(w, http.StatusNotFound, "GET, HEAD, PUT", msgStateReadOnlyMethod)
 		return
 	}
 	ro, reason := s.readOnly()

@@ -136,5 +136,5 @@ func TestReadOnlyForcedHTTP(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `"readOnly" : true`)
 	code, _ = do(t, s, http.MethodPost, PathStateReadOnly, "", auth...)
-	require.Equal(t, http.StatusMethodNotAllowed, code)
+	require.Equal(t, http.StatusNotFound, code)
 }
