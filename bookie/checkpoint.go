@@ -172,6 +172,7 @@ func (d *DirStorage) flushCacheLocked() (err error) {
 	c.clear()
 	d.pending = nil
 	d.stats.flushBytes.Add(p.bytes)
+	d.stats.flushSize.AddValue(true, p.bytes)
 	d.stats.flushEntries.Add(int64(len(p.entries)))
 	d.stats.lastCheckpointNanos.Store(time.Now().UnixNano())
 	return nil

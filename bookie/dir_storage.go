@@ -101,7 +101,7 @@ func openDirStorage(opts *resolved, ro *readOnlyState, ledgerDir, indexDir strin
 		indexDir:  filepath.Join(indexDir, "current"),
 		readCache: newReadCache(opts.readCacheSize()),
 		stats:     newDirStats(opts.EnableStatistics, opts.LatencyRollover),
-		gc:        newGCState(),
+		gc:        newGCState(opts.LatencyRollover),
 		roomCh:    make(chan struct{}),
 		flushReq:  make(chan struct{}, 1),
 		purgeReq:  make(chan struct{}, 1),

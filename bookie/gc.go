@@ -40,14 +40,16 @@ type gcState struct {
 	reclaimedDeletion       atomic.Int64
 	reclaimedCompaction     atomic.Int64
 	activeLogs, activeBytes atomic.Int64
-	cycles                  atomic.Int64
-	cycleNanos              atomic.Int64 // total time of the cycles
 	failures                atomic.Int64
 	pressure                atomic.Int32 // diskPressure at the last periodic cycle
+
+	// The statistics of gc_stats.go that have no other use.
+	gcStats
 }
 
-func newGCState() *gcState {
+func newGCState(rollover time.Duration) *gcState {
 	g := &gcState{meta: map[int64]*logUsage{}, req: make(chan struct{}, 1), epoch: -1}
+	g.gcStats.init(rollover)
 	now := time.Now().UnixMilli()
 	g.lastMajor.Store(now)
 	g.lastMinor.Store(now)
@@ -180,30 +182,29 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 	defer g.mu.Unlock()
 	start := time.Now()
 	defer func() {
-		g.cycles.Add(1)
-		g.cycleNanos.Add(int64(time.Since(start)))
+		g.threadRuntime.Done(err == nil, start)
 		if err != nil {
 			g.failures.Add(1)
 		}
 	}()
 
 	// The purges first: a ledger deleted but not purged keeps its logs.
+	step := g.gcLedgerRuntime.Start()
 	d.flushMu.Lock()
 	perr := d.purgeLocked()
 	d.flushMu.Unlock()
+	g.gcLedgerRuntime.Done(perr == nil, step)
 	if perr != nil {
 		d.log.Warn("Failed to cleanup db indexes; its ledgers keep their entry logs until a purge succeeds", "err", perr)
 	}
-	if err := d.entryLog.RemoveOrphanMetadata(); err != nil {
+	step = g.extractMetaRuntime.Start()
+	if err := d.removeDeadLogs(&res, req.Progress); err != nil {
+		g.extractMetaRuntime.Done(false, step)
 		return res, err
 	}
-	if err := d.extractMetadataLocked(); err != nil {
-		return res, err
-	}
-	if err := d.removeDeadLogsLocked(&res, req.Progress); err != nil {
-		return res, err
-	}
+	g.extractMetaRuntime.Done(true, step)
 
+	step = g.compactRuntime.Start()
 	now := time.Now().UnixMilli()
 	s := d.opts.gc
 	major := !req.SkipMajor && s.major && (req.Force || now-g.lastMajor.Load() > s.majorInterval.Milliseconds())
@@ -227,6 +228,7 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 		g.minorCount.Add(1)
 		g.minorCompacting.Store(false)
 	}
+	g.compactRuntime.Done(err == nil, step)
 	d.updateActiveLocked(&res)
 	if res.RemovedLogs > 0 || res.CompactedLogs > 0 {
 		d.log.Info("garbage collection done", "removedLogs", res.RemovedLogs, "reclaimedDeletionBytes", res.ReclaimedDeletionBytes,
@@ -234,6 +236,19 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 			"activeLogs", res.ActiveLogs, "activeBytes", res.ActiveBytes, "took", time.Since(start))
 	}
 	return res, err
+}
+
+// removeDeadLogs brings the logs' usage up to date and removes the dead
+// ones (upstream's extractMetaFromEntryLogs and doGcEntryLogs, timed
+// together as its EXTRACT_META_RUNTIME).
+func (d *DirStorage) removeDeadLogs(res *GCResult, progress func(GCProgress)) error {
+	if err := d.entryLog.RemoveOrphanMetadata(); err != nil {
+		return err
+	}
+	if err := d.extractMetadataLocked(); err != nil {
+		return err
+	}
+	return d.removeDeadLogsLocked(res, progress)
 }
 
 // logUsage is what the collector keeps of a rotated log.
@@ -363,6 +378,7 @@ func (d *DirStorage) removeDeadLogsLocked(res *GCResult, progress func(GCProgres
 			continue
 		}
 		if err := d.entryLog.RemoveLog(id); err != nil {
+			d.gc.reclaimFailedToDelete.Add(1)
 			return errors.Wrapf(err, "bookie: garbage collection: removing entry log %#x", id)
 		}
 		d.forgetLocked(id, u)
@@ -392,61 +408,18 @@ func (d *DirStorage) ledgerLiveBelow(ledgerID, end int64) bool {
 	return info.PurgePending || info.Floor < end
 }
 
-// updateActiveLocked refreshes the active-log gauges.
+// updateActiveLocked refreshes the active-log gauges: the rotated logs,
+// the bytes of their live ledgers (upstream's ACTIVE_ENTRY_LOG_SPACE_BYTES,
+// the sum of its EntryLogMetadata remaining sizes) and their size
+// (ENTRY_LOG_SPACE_BYTES, the sum of the total sizes).
 func (d *DirStorage) updateActiveLocked(res *GCResult) {
-	var n int64
+	var n, live int64
 	for _, u := range d.gc.meta {
 		n += u.size
+		live += u.remaining
 	}
 	res.ActiveLogs, res.ActiveBytes = len(d.gc.meta), n
 	d.gc.activeLogs.Store(int64(len(d.gc.meta)))
-	d.gc.activeBytes.Store(n)
-}
-
-// Names of the garbage collector's statistics, upstream's
-// GarbageCollectorStats (scope "bookie").
-const (
-	StatMajorCompactionTotal          = "MAJOR_COMPACTION_TOTAL"
-	StatMinorCompactionTotal          = "MINOR_COMPACTION_TOTAL"
-	StatReclaimedDeletionSpaceBytes   = "RECLAIMED_DELETION_SPACE_BYTES"
-	StatReclaimedCompactionSpaceBytes = "RECLAIMED_COMPACTION_SPACE_BYTES"
-	StatActiveEntryLogTotal           = "ACTIVE_ENTRY_LOG_TOTAL"
-	StatActiveEntryLogSpaceBytes      = "ACTIVE_ENTRY_LOG_SPACE_BYTES"
-	StatThreadRuntime                 = "THREAD_RUNTIME"
-	StatActiveLedgerTotal             = "ACTIVE_LEDGER_TOTAL"
-	StatDeletedLedgerTotal            = "DELETED_LEDGER_TOTAL"
-)
-
-// GCMetrics are a directory's garbage-collector statistics.
-type GCMetrics struct {
-	LedgerDir, IndexDir string
-	// MajorCompactions and MinorCompactions count the compactions run.
-	MajorCompactions, MinorCompactions int64
-	// ReclaimedDeletionBytes counts the bytes of dead logs removed;
-	// ReclaimedCompactionBytes those given back by compactions.
-	ReclaimedDeletionBytes, ReclaimedCompactionBytes int64
-	// ActiveEntryLogs and ActiveEntryLogBytes are the rotated logs as of
-	// the last cycle (the log being written is not counted).
-	ActiveEntryLogs, ActiveEntryLogBytes int64
-	// Cycles, CycleNanos and Failures: the cycles run, their total time
-	// (upstream's THREAD_RUNTIME) and those that failed.
-	Cycles, CycleNanos, Failures int64
-	// ActiveLedgers are the ledgers that exist; DeletedLedgers counts the
-	// deleted ledgers purged (upstream's ACTIVE_LEDGER_TOTAL and
-	// DELETED_LEDGER_TOTAL).
-	ActiveLedgers, DeletedLedgers int64
-}
-
-// GCMetrics returns the garbage collector's statistics.
-func (d *DirStorage) GCMetrics() GCMetrics {
-	g := d.gc
-	existing, _ := d.ledgers.counts()
-	return GCMetrics{
-		LedgerDir: d.ledgerDir, IndexDir: d.indexDir,
-		MajorCompactions: g.majorCount.Load(), MinorCompactions: g.minorCount.Load(),
-		ReclaimedDeletionBytes: g.reclaimedDeletion.Load(), ReclaimedCompactionBytes: g.reclaimedCompaction.Load(),
-		ActiveEntryLogs: g.activeLogs.Load(), ActiveEntryLogBytes: g.activeBytes.Load(),
-		Cycles: g.cycles.Load(), CycleNanos: g.cycleNanos.Load(), Failures: g.failures.Load(),
-		ActiveLedgers: existing, DeletedLedgers: d.stats.purgedLedgers.Load(),
-	}
+	d.gc.activeBytes.Store(live)
+	d.gc.entryLogBytes.Store(n)
 }

@@ -45,6 +45,8 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 		id    int64
 		usage float64
 	}
+	d.gc.recordCompactionStart(d.gc.meta)
+	total, compacted := len(d.gc.meta), 0
 	var cands []candidate
 	for id, u := range d.gc.meta {
 		if usage := u.usage(); usage < threshold {
@@ -79,6 +81,7 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 			continue
 		}
 		reclaimed := u.size - u.remaining
+		compacted++
 		d.forgetLocked(c.id, u)
 		res.CompactedLogs++
 		res.ReclaimedCompactionBytes += reclaimed
@@ -87,6 +90,7 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 			progress(GCProgress{LogID: c.id, Done: i + 1, Total: len(cands), ReclaimedBytes: res.ReclaimedDeletionBytes + res.ReclaimedCompactionBytes, CompactionActive: kind})
 		}
 	}
+	d.gc.recordCompactionEnd(compacted, total)
 	return nil
 }
 

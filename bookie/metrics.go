@@ -55,9 +55,14 @@ type DirMetrics struct {
 	// Flush is a checkpoint's write of a cache (flush); FlushEntryLog,
 	// FlushLedgerIndex and FlushLocationsIndex its steps.
 	Flush, FlushEntryLog, FlushLedgerIndex, FlushLocationsIndex opstats.Stats
-	// FlushBytes and FlushEntries total what checkpoints wrote
-	// (upstream's flush-size summary, as a sum and a count).
+	// FlushBytes and FlushEntries total what checkpoints wrote.
 	FlushBytes, FlushEntries int64
+	// FlushSize holds the bytes each checkpoint that wrote a cache
+	// wrote, ReadAheadBatchCount and ReadAheadBatchSize the entries and
+	// bytes each read-ahead brought in: values, not latencies (see
+	// opstats.Recorder.AddValue), upstream's flush-size,
+	// readahead-batch-count and readahead-batch-size.
+	FlushSize, ReadAheadBatchCount, ReadAheadBatchSize opstats.Stats
 	// ThrottledWrite times the adds that waited for room (throttled-write):
 	// a success found room in time.
 	ThrottledWrite opstats.Stats
@@ -128,6 +133,9 @@ func (d *DirStorage) Metrics() DirMetrics {
 		FlushLocationsIndex:    s.flushLocationsIndex.Snapshot(),
 		FlushBytes:             s.flushBytes.Load(),
 		FlushEntries:           s.flushEntries.Load(),
+		FlushSize:              s.flushSize.Snapshot(),
+		ReadAheadBatchCount:    s.readAheadBatchCount.Snapshot(),
+		ReadAheadBatchSize:     s.readAheadBatchSize.Snapshot(),
 		ThrottledWrite:         s.throttledWrite.Snapshot(),
 		RejectedWriteRequests:  s.rejectedWrites.Load(),
 		WriteCacheHits:         s.writeCacheHits.Load(),

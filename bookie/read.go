@@ -154,6 +154,8 @@ func (d *DirStorage) readAhead(ledgerID, location int64, epoch uint64) {
 	d.stats.readAheadBatches.Add(1)
 	d.stats.readAheadEntries.Add(int64(count))
 	d.stats.readAheadBytes.Add(bytes)
+	d.stats.readAheadBatchCount.AddValue(true, int64(count))
+	d.stats.readAheadBatchSize.AddValue(true, bytes)
 	d.stats.readAheadNanos.Add(int64(time.Since(t)))
 }
 

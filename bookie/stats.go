@@ -32,11 +32,18 @@ type dirStats struct {
 	readCorruptions                     atomic.Int64
 	lastCheckpointNanos                 atomic.Int64 // Unix nanos of the last completed checkpoint
 	checkpointFailures                  atomic.Int64 // checkpoints failed in a row
+
+	// flushSize, readAheadBatchCount and readAheadBatchSize take values
+	// (AddValue), as upstream's flush-size, readahead-batch-count and
+	// readahead-batch-size OpStatsLoggers: bytes per checkpoint, entries
+	// and bytes per read-ahead.
+	flushSize, readAheadBatchCount, readAheadBatchSize opRecorder
 }
 
 func newDirStats(timed bool, rollover time.Duration) *dirStats {
 	s := &dirStats{}
-	for _, r := range []*opRecorder{&s.addEntry, &s.readEntry, &s.flush, &s.flushEntryLog, &s.flushLocationsIndex, &s.flushLedgerIdx, &s.throttledWrite} {
+	for _, r := range []*opRecorder{&s.addEntry, &s.readEntry, &s.flush, &s.flushEntryLog, &s.flushLocationsIndex, &s.flushLedgerIdx, &s.throttledWrite,
+		&s.flushSize, &s.readAheadBatchCount, &s.readAheadBatchSize} {
 		r.Rollover = rollover
 	}
 	s.addEntry.Timed, s.readEntry.Timed = timed, timed

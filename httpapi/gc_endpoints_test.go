@@ -110,7 +110,9 @@ func TestForcedGCReclaimsSpace(t *testing.T) {
 
 	_, body = do(t, s, http.MethodGet, PathMetrics, "")
 	for _, name := range []string{"bookie_MAJOR_COMPACTION_TOTAL{", "bookie_MINOR_COMPACTION_TOTAL{", "bookie_RECLAIMED_DELETION_SPACE_BYTES{",
-		"bookie_RECLAIMED_COMPACTION_SPACE_BYTES{", "bookie_ACTIVE_ENTRY_LOG_TOTAL{", "bookie_ACTIVE_ENTRY_LOG_SPACE_BYTES{", "bookie_THREAD_RUNTIME_count{", "bookie_ACTIVE_LEDGER_TOTAL{", "bookie_DELETED_LEDGER_TOTAL{"} {
+		"bookie_RECLAIMED_COMPACTION_SPACE_BYTES{", "bookie_ACTIVE_ENTRY_LOG_TOTAL{", "bookie_ACTIVE_ENTRY_LOG_SPACE_BYTES{", "bookie_THREAD_RUNTIME_count{", "bookie_ACTIVE_LEDGER_TOTAL{", "bookie_DELETED_LEDGER_TOTAL{",
+		"bookie_RECLAIM_FAILED_TO_DELETE{", "bookie_ENTRY_LOG_SPACE_BYTES{", "bookie_ENTRY_LOG_COMPACT_RATIO{", "bookie_GC_LEDGER_RUNTIME_count{",
+		"bookie_EXTRACT_META_RUNTIME_count{", "bookie_COMPACT_RUNTIME_count{", "bookie_entry_log_usage_buckets_le_10{", "bookie_entry_log_usage_buckets_le_100{"} {
 		require.Contains(t, body, name)
 	}
 	require.Regexp(t, `bookie_MAJOR_COMPACTION_TOTAL\{[^}]*\} 1\n`, body)

@@ -201,6 +201,20 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 // operation), the count and the sum the whole life's. Without statistics
 // only the counts are known: the sum is 0 and there are no quantiles.
 func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opstats.Stats, timed bool, dl []string) {
+	collectSummary(ch, desc, s, timed, millis, dl)
+}
+
+// collectValueStats exports a Stats of values (opstats.Recorder.AddValue)
+// as upstream's provider exports an OpStatsLogger fed with
+// registerSuccessfulValue: the same summaries, the sums and quantiles in
+// the values' own unit (bytes, entries).
+func collectValueStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opstats.Stats, dl []string) {
+	collectSummary(ch, desc, s, true, func(d time.Duration) float64 { return float64(d) / opstats.ValueUnit }, dl)
+}
+
+// collectSummary is collectOpStats with unit converting what the
+// histograms hold into the exported unit.
+func collectSummary(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opstats.Stats, timed bool, unit func(time.Duration) float64, dl []string) {
 	for _, side := range []struct {
 		success string
 		count   int64
@@ -210,12 +224,12 @@ func collectOpStats(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opsta
 		var sum float64
 		var quantiles map[float64]float64
 		if timed {
-			sum = millis(side.latency.Sum)
+			sum = unit(side.latency.Sum)
 			quantiles = make(map[float64]float64)
 			for _, q := range opstats.SummaryQuantiles() {
 				v := math.NaN()
 				if side.window.Count > 0 {
-					v = millis(side.window.Quantile(q))
+					v = unit(side.window.Quantile(q))
 				}
 				quantiles[q] = v
 			}

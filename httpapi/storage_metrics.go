@@ -114,9 +114,9 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 		func(m *bookie.DirMetrics) float64 { return float64(m.EntryLog.WriteFailures) })
 	gauge(storagePrefix+"current_entry_log_id", "Id of the entry log being written; -1 if none.", func(m *bookie.DirMetrics) float64 { return float64(m.EntryLog.CurrentLogID) })
 
-	c.flushSize = prometheus.NewDesc(upstreamName(bookie.StatFlushSize), "Bytes of entries written by checkpoints (count: checkpoints that wrote, sum: bytes).", dirLabels, nil)
-	c.readAheadCount = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchCount), "Read-aheads after read-cache misses (count) and the entries they read (sum).", dirLabels, nil)
-	c.readAheadSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchSize), "Read-aheads after read-cache misses (count) and the bytes they read (sum).", dirLabels, nil)
+	c.flushSize = prometheus.NewDesc(upstreamName(bookie.StatFlushSize), "Bytes each checkpoint that wrote a write cache wrote (quantiles, sum in bytes).", labels("success"), nil)
+	c.readAheadCount = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchCount), "Entries each read-ahead after a read-cache miss read (quantiles, sum in entries).", labels("success"), nil)
+	c.readAheadSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchSize), "Bytes each read-ahead after a read-cache miss read (quantiles, sum in bytes).", labels("success"), nil)
 	c.writeCacheMaxSize = prometheus.NewDesc(upstreamName(bookie.StatWriteCacheMaxSize), "Write cache capacity of one directory, in bytes.", nil, nil)
 	c.readAheadMaxBatchSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadMaxBatchSize), "Entries one read-ahead reads at most (dbStorage_readAheadCacheBatchSize).", nil, nil)
 	return c
@@ -166,8 +166,8 @@ func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, v := range c.gauges {
 			ch <- prometheus.MustNewConstMetric(v.desc, prometheus.GaugeValue, v.value(&m), dl...)
 		}
-		ch <- prometheus.MustNewConstSummary(c.flushSize, uint64(max(m.Flush.SuccessCount, 0)), float64(m.FlushBytes), nil, dl...)
-		ch <- prometheus.MustNewConstSummary(c.readAheadCount, uint64(max(m.ReadAheadBatches, 0)), float64(m.ReadAheadEntries), nil, dl...)
-		ch <- prometheus.MustNewConstSummary(c.readAheadSize, uint64(max(m.ReadAheadBatches, 0)), float64(m.ReadAheadBytes), nil, dl...)
+		collectValueStats(ch, c.flushSize, &m.FlushSize, dl)
+		collectValueStats(ch, c.readAheadCount, &m.ReadAheadBatchCount, dl)
+		collectValueStats(ch, c.readAheadSize, &m.ReadAheadBatchSize, dl)
 	}
 }

@@ -18,4 +18,9 @@
 // provider reads quantiles from. Windows are aligned on multiples of the
 // rollover, two slots alternate, and the first add of a window clears its
 // slot (window.go), so no goroutine rotates them.
+//
+// A Recorder may take values (sizes, counts) instead of latencies
+// (Recorder.AddValue, upstream's registerSuccessfulValue): the same
+// counts, sums and histograms, the values kept times ValueUnit so that
+// small counts keep the histogram's resolution.
 package opstats

@@ -1,6 +1,7 @@
 package opstats
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -65,8 +66,32 @@ func (r *Recorder) Done(ok bool, start time.Time) {
 // latency goes into end's window. Done calls it with the clock when Timed;
 // tests call it with chosen instants.
 func (r *Recorder) DoneAt(ok bool, start, end time.Time) {
-	d := end.Sub(start)
-	window := windowOf(end, r.Rollover)
+	r.record(ok, end.Sub(start), end)
+}
+
+// ValueUnit is how a Recorder keeps the values given to AddValue: the
+// value v as the latency v*ValueUnit, so that values from 1 up get the
+// histogram's 25% resolution (its bucket 0 holds everything below 64).
+// Values up to 2^32 fall in their own bucket, larger ones in the last
+// (their Max stays exact); the sums hold 2^57.
+const ValueUnit = 64
+
+// AddValue records a value (a size, a count) instead of a latency, as
+// upstream's registerSuccessfulValue and registerFailedValue: it counts
+// the event and adds v to the sum and the histograms, which then hold
+// values times ValueUnit. It does not depend on Timed. A Recorder takes
+// either values or latencies, not both.
+func (r *Recorder) AddValue(ok bool, v int64) { r.AddValueAt(ok, v, time.Now()) }
+
+// AddValueAt records a value at instant now (for tests).
+func (r *Recorder) AddValueAt(ok bool, v int64, now time.Time) {
+	v = min(max(v, 0), math.MaxInt64/ValueUnit)
+	r.record(ok, time.Duration(v*ValueUnit), now)
+}
+
+// record counts an outcome and adds d, into the window of instant at.
+func (r *Recorder) record(ok bool, d time.Duration, at time.Time) {
+	window := windowOf(at, r.Rollover)
 	if ok {
 		r.success.Add(1)
 		r.successLatency.add(d)
