@@ -90,6 +90,10 @@ type Config struct {
 	// upstream's provider does; /metrics on the admin port is served
 	// either way. Default empty.
 	StatsProviderClass string
+	// PrometheusStatsHTTPEnable (prometheusStatsHttpEnable): whether that
+	// listener may run; false leaves /metrics on the admin port only.
+	// Default true.
+	PrometheusStatsHTTPEnable bool
 	// PrometheusStatsHTTPAddress (prometheusStatsHttpAddress). Default
 	// 0.0.0.0.
 	PrometheusStatsHTTPAddress string
@@ -426,8 +430,15 @@ func (c *Config) ReadAuthToken() (string, error) {
 // value of statsProviderClass that turns the metrics listener on.
 const PrometheusProviderClass = "org.apache.bookkeeper.stats.prometheus.PrometheusMetricsProvider"
 
-// PrometheusListenerEnabled reports whether statsProviderClass names the
-// Prometheus provider (by its full name or its simple class name).
+// PrometheusListenerEnabled reports whether serve runs the metrics
+// listener: statsProviderClass names the Prometheus provider (by its full
+// name or its simple class name) and prometheusStatsHttpEnable is true.
 func (c *Config) PrometheusListenerEnabled() bool {
+	return c.PrometheusProviderNamed() && c.PrometheusStatsHTTPEnable
+}
+
+// PrometheusProviderNamed reports whether statsProviderClass names the
+// Prometheus provider.
+func (c *Config) PrometheusProviderNamed() bool {
 	return c.StatsProviderClass == PrometheusProviderClass || c.StatsProviderClass == "PrometheusMetricsProvider"
 }

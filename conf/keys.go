@@ -40,6 +40,7 @@ func keySpecs() []keySpec {
 		boolKey("httpServerAllowUnauthenticated", "false", func(c *Config) *bool { return &c.HTTPServerAllowUnauthenticated }),
 
 		stringKey("statsProviderClass", "", func(c *Config) *string { return &c.StatsProviderClass }),
+		boolKey("prometheusStatsHttpEnable", "true", func(c *Config) *bool { return &c.PrometheusStatsHTTPEnable }),
 		stringKey("prometheusStatsHttpAddress", "0.0.0.0", func(c *Config) *string { return &c.PrometheusStatsHTTPAddress }),
 		intKey("prometheusStatsHttpPort", "8000", 0, 65535, func(c *Config) *int { return &c.PrometheusStatsHTTPPort }),
 		durationKey("prometheusStatsLatencyRolloverSeconds", "60", time.Second, func(c *Config) *time.Duration { return &c.PrometheusStatsLatencyRollover }),

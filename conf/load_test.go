@@ -52,6 +52,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		HTTPServerHost:                  "127.0.0.1",
 		HTTPServerPort:                  8080,
 		LogFormat:                       "text",
+		PrometheusStatsHTTPEnable:       true,
 		PrometheusStatsHTTPAddress:      "0.0.0.0",
 		PrometheusStatsHTTPPort:         8000,
 		PrometheusStatsLatencyRollover:  time.Minute,

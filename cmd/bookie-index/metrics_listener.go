@@ -14,14 +14,17 @@ import (
 )
 
 // startMetricsListener serves /metrics on prometheusStatsHttpAddress:Port
-// when statsProviderClass names upstream's Prometheus provider, as a
-// bookie's provider does, so that scrapers pointed at a bookie's :8000
-// find the same series as the admin port's /metrics. It returns a stop
-// function (nil when the listener is off) and sends Serve's error to
-// served.
+// when statsProviderClass names upstream's Prometheus provider and
+// prometheusStatsHttpEnable is true, as a bookie's provider does, so that
+// scrapers pointed at a bookie's :8000 find the same series as the admin
+// port's /metrics. It returns a stop function (nil when the listener is
+// off) and sends Serve's error to served.
 func startMetricsListener(c *conf.Config, svc *httpapi.Service, log *slog.Logger, served chan<- error) (stop func(), err error) {
 	if !c.PrometheusListenerEnabled() {
-		if c.StatsProviderClass != "" {
+		switch {
+		case c.PrometheusProviderNamed():
+			log.Info("prometheusStatsHttpEnable=false: no metrics listener on prometheusStatsHttpPort (/metrics stays on the admin port)")
+		case c.StatsProviderClass != "":
 			log.Info("statsProviderClass is not the Prometheus provider; no metrics listener on prometheusStatsHttpPort (/metrics stays on the admin port)",
 				"statsProviderClass", c.StatsProviderClass)
 		}

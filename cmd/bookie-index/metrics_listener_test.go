@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,13 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestServeMetricsListener checks that naming upstream's Prometheus
-// provider in statsProviderClass serves /metrics on
-// prometheusStatsHttpPort as well as on the admin port.
-func TestServeMetricsListener(t *testing.T) {
+// metricsListenerConf writes a bk_server.conf naming upstream's
+// Prometheus provider, with the listener on 127.0.0.1:port, plus extra
+// lines.
+func metricsListenerConf(t *testing.T, port string, extra ...string) string {
+	t.Helper()
 	root := t.TempDir()
 	confPath := filepath.Join(root, "bk_server.conf")
-	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join([]string{
+	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join(append([]string{
 		"ledgerDirectories=" + filepath.Join(root, "l"),
 		"httpServerHost=127.0.0.1",
 		"httpServerPort=0",
@@ -30,8 +32,16 @@ func TestServeMetricsListener(t *testing.T) {
 		"dbStorage_rocksDB_blockCacheSize=4194304",
 		"statsProviderClass=org.apache.bookkeeper.stats.prometheus.PrometheusMetricsProvider",
 		"prometheusStatsHttpAddress=127.0.0.1",
-		"prometheusStatsHttpPort=0",
-	}, "\n")+"\n"), 0o644))
+		"prometheusStatsHttpPort=" + port,
+	}, extra...), "\n")+"\n"), 0o644))
+	return confPath
+}
+
+// TestServeMetricsListener checks that naming upstream's Prometheus
+// provider in statsProviderClass serves /metrics on
+// prometheusStatsHttpPort as well as on the admin port.
+func TestServeMetricsListener(t *testing.T) {
+	confPath := metricsListenerConf(t, "0")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -65,6 +75,50 @@ func TestServeMetricsListener(t *testing.T) {
 	require.Contains(t, string(body), "bookie_lookup_entry_location_count{")
 	require.Contains(t, string(body), `quantile="1.0"`)
 	require.Contains(t, string(body), "bookie_write_cache_max_size ")
+
+	cancel()
+	select {
+	case err := <-done:
+		require.NoError(t, err, stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeMetricsListenerDisabled: with prometheusStatsHttpEnable=false
+// serve opens no metrics listener (its port may be taken) and /metrics
+// stays on the admin port.
+func TestServeMetricsListenerDisabled(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	_, port, err := net.SplitHostPort(busy.Addr().String())
+	require.NoError(t, err)
+	confPath := metricsListenerConf(t, port, "prometheusStatsHttpEnable=false")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr syncBuffer
+	addrs := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, nil, []string{"--conf", confPath}, &stderr, func(addr string) { addrs <- addr })
+	}()
+	var admin string
+	select {
+	case admin = <-addrs:
+	case err := <-done:
+		t.Fatalf("serve returned %v\n%s", err, stderr.String())
+	}
+	resp, err := http.Get("http://" + admin + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(body), "bookie_lookup_entry_location_count{")
+	require.Contains(t, stderr.String(), "prometheusStatsHttpEnable=false: no metrics listener")
+	require.NotContains(t, stderr.String(), "metrics listener serving")
 
 	cancel()
 	select {
