@@ -13,7 +13,7 @@
 //	/api/v1/bookie/state                    GET    running, readOnly and the directories
 //	/api/v1/config/server_config            GET    the effective bk_server.conf keys (if Options.Settings)
 //	/api/v1/bookie/is_ready                 GET    OK, or 503 with why when the storage cannot serve
-//	/heartbeat                              GET    OK, or 503 with why when the storage cannot serve
+//	/heartbeat                              any    OK, or 503 with why when the storage cannot serve
 //	/metrics                                GET    Prometheus text (BookKeeper's names; docs/upstream.md)
 //
 // With Options.Storage, the bookie's storage, a data API (ours: upstream's
