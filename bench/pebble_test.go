@@ -20,7 +20,7 @@ func tinyConfig(t *testing.T, layout string) *benchmark.Config {
 	return &benchmark.Config{
 		Dir: t.TempDir(), Ledgers: 20, Entries: 600, FlushEntries: 100, Layout: layout, CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
-		CacheSizes: []int64{256 << 10, 16 << 20}, Threads: 2, Warmup: 50 * time.Millisecond, Duration: 150 * time.Millisecond,
+		CacheSizes: []int64{256 << 10, 16 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 50 * time.Millisecond, Duration: 150 * time.Millisecond,
 		Phases: []string{"load", "get", "floor", "miss", "mixed", "delete"}, DeleteFraction: 0.5, JSON: true,
 	}
 }
@@ -223,7 +223,8 @@ func TestCommandFlags(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	code := run([]string{"--dir", dir, "--ledgers", "10", "--entries", "200", "--flush-entries", "100", "--cache", "1MiB",
-		"--threads", "1", "--warmup", "10ms", "--duration", "50ms", "--phases", "load,get", "--engines", "pebble,bookie-index"}, &stdout, &stderr)
+		"--threads", "1", "--warmup", "10ms", "--duration", "50ms", "--phases", "load,get", "--engines", "pebble,bookie-index",
+		"--idle-compaction-delay", "20ms"}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	out := stdout.String()
 	require.True(t, strings.Contains(out, "load (pebble") && strings.Contains(out, "load (bookie-index"), out)

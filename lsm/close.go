@@ -23,6 +23,7 @@ func (d *DB) Close() error {
 	if t := d.mu.space.compactionTimer; t != nil {
 		t.Stop()
 	}
+	d.stopIdleCompactionLocked()
 	d.mu.Unlock()
 
 	d.bgCancel()

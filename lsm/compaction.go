@@ -23,6 +23,9 @@ func (d *DB) maybeScheduleCompactionLocked() {
 	for d.mu.compactions < max(1, d.opts.MaxBackgroundJobs-1) {
 		v := d.mu.versions.Current()
 		c := d.pickCompactionLocked(v)
+		if c == nil && d.mu.compactions == 0 {
+			d.armIdleCompactionLocked(v)
+		}
 		v.Unref()
 		if c == nil {
 			if d.mu.compactions == 0 {

@@ -135,7 +135,7 @@ func (d *DB) pickCompactionLocked(v *manifest.Version) *compaction {
 			return c
 		}
 	}
-	return nil
+	return d.pickIdleCompactionLocked(v, baseLevel)
 }
 
 // pickLevelLocked picks a compaction out of level, or nil if its tables

@@ -97,7 +97,9 @@ type DB struct {
 		bgErr error
 		// space is the state of recovery from out-of-space failures,
 		// which, unlike bgErr, go away (see background_error.go).
-		space  spaceState
+		space spaceState
+		// idle is the idle-compaction state (compaction_idle.go).
+		idle   idleState
 		closed bool
 	}
 

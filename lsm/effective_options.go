@@ -1,6 +1,9 @@
 package lsm
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Setting is one effective engine option of an open DB, for start-up logs
 // and the admin API.
@@ -26,6 +29,7 @@ func (d *DB) Settings() []Setting {
 		s("maxBytesForLevelMultiplier", o.MaxBytesForLevelMultiplier),
 		s("targetFileSizeBase", o.TargetFileSizeBase),
 		s("dynamicLevelBytes", !o.StaticLevelBytes),
+		s("idleCompactionDelay", idleDelay(o.IdleCompactionDelay)),
 		s("maxBackgroundJobs", o.MaxBackgroundJobs),
 		s("maxOpenFiles", o.MaxOpenFiles),
 		s("maxManifestFileSize", o.MaxManifestFileSize),
@@ -43,4 +47,12 @@ func (d *DB) Settings() []Setting {
 		s("blockCacheHighPriorityRatio", o.BlockCacheHighPriorityRatio),
 		s("enableStatistics", o.EnableStatistics),
 	}
+}
+
+// idleDelay spells IdleCompactionDelay: "off" when negative.
+func idleDelay(d time.Duration) string {
+	if d < 0 {
+		return "off"
+	}
+	return d.String()
 }

@@ -241,6 +241,7 @@ func (d *DB) waitForL0RoomAtOpen(recovered []*memTable) error {
 	}
 	if err != nil {
 		d.mu.closed = true
+		d.stopIdleCompactionLocked()
 	}
 	d.mu.Unlock()
 	if err != nil {

@@ -50,7 +50,7 @@ func TestRunAllPhases(t *testing.T) {
 	cfg := Config{
 		Dir: t.TempDir(), Ledgers: 20, Entries: 600, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
-		CacheSizes: []int64{256 << 10, 16 << 20}, Threads: 2, Warmup: 50 * time.Millisecond, Duration: 150 * time.Millisecond,
+		CacheSizes: []int64{256 << 10, 16 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 50 * time.Millisecond, Duration: 150 * time.Millisecond,
 		Phases: []string{"load", "get", "floor", "miss", "mixed", "delete"}, DeleteFraction: 0.5, JSON: true,
 	}
 	var out bytes.Buffer
@@ -66,6 +66,8 @@ func TestRunAllPhases(t *testing.T) {
 	require.Equal(t, float64(12000), load["keys"])
 	require.Greater(t, load["table_bytes"], float64(0))
 	require.Greater(t, load["bytes_by_tier"].(map[string]interface{})["filter"], float64(0))
+	require.Equal(t, float64(0), load["tables_per_level"].([]interface{})[0], "the idle compaction emptied L0")
+	require.Greater(t, load["idle_seconds"], float64(0))
 	require.Len(t, rows["get"], 2, "a row per cache size")
 	for _, g := range rows["get"] {
 		require.Equal(t, float64(1), g["found_fraction"])
@@ -105,7 +107,7 @@ func TestStoragePhases(t *testing.T) {
 	cfg := Config{
 		Dir: t.TempDir(), Ledgers: 8, Entries: 100, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
-		CacheSizes: []int64{1 << 20}, Threads: 2, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
+		CacheSizes: []int64{1 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
 		Phases: []string{"load", "add-entry", "read-entry"}, DeleteFraction: 0.5, JSON: true,
 	}
 	var out bytes.Buffer
@@ -132,7 +134,7 @@ func TestGCPhase(t *testing.T) {
 	cfg := Config{
 		Dir: t.TempDir(), Ledgers: 40, Entries: 100, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
-		CacheSizes: []int64{1 << 20}, Threads: 2, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
+		CacheSizes: []int64{1 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
 		Phases: []string{"load", "gc"}, DeleteFraction: 0.75, JSON: true,
 	}
 	var out bytes.Buffer

@@ -3,6 +3,7 @@ package benchmark
 import (
 	"context"
 	"os"
+	"time"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
@@ -42,6 +43,9 @@ func (e *BookieEngine) Options(cacheBytes int64) (*lsm.Options, error) {
 	o.BlockCacheNumShardBits = 6 // 64 shards at every size (the rows' shard_bytes), as upstream's default caches
 	o.TargetFileSizeBase = e.cfg.EffectiveTargetFileSize()
 	o.WriteBufferSize = e.cfg.EffectiveWriteBuffer()
+	if e.cfg.IdleCompactionDelay != 0 {
+		o.IdleCompactionDelay = e.cfg.IdleCompactionDelay
+	}
 	return o, o.Validate()
 }
 
@@ -75,6 +79,23 @@ func (e *BookieEngine) WriteBatch(entries []Entry) error {
 func (e *BookieEngine) Settle() error {
 	if err := e.ix.DB().Flush(); err != nil {
 		return err
+	}
+	return e.ix.DB().WaitForCompactions(context.Background())
+}
+
+// WaitIdle implements IdleWaiter: it waits for the idle compaction
+// (lsm.Options.IdleCompactionDelay after the last write) to empty L0.
+func (e *BookieEngine) WaitIdle() error {
+	delay := e.ix.DB().IdleCompactionDelay()
+	if delay <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(delay + 10*time.Minute)
+	for e.ix.Metrics().Engine.Levels[0].Tables > 0 {
+		if time.Now().After(deadline) {
+			return errors.Newf("bench: L0 still holds tables %s after the last write", delay+10*time.Minute)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return e.ix.DB().WaitForCompactions(context.Background())
 }

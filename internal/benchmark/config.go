@@ -28,6 +28,9 @@ type Config struct {
 	AlwaysLoadFilters bool
 	TargetFileSize    int64 // 0: 64 MiB scaled to the key count
 	WriteBuffer       int64
+	// IdleCompactionDelay sets lsm.Options.IdleCompactionDelay
+	// (bookie-index; 0: the engine's default, negative: off).
+	IdleCompactionDelay time.Duration
 
 	CacheSizes []int64
 	Threads    int
@@ -72,6 +75,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.TargetFileSize = v
 		return err
 	})
+	fs.DurationVar(&c.IdleCompactionDelay, "idle-compaction-delay", 0, "bookie-index: compact L0 into the base level once no write came for this long (0: the engine's default, 30s; negative: never); the load phase waits for it")
 	fs.Func("write-buffer", "memtable size (default 64MiB)", func(s string) error {
 		v, err := ParseSize(s)
 		c.WriteBuffer = v

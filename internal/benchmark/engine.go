@@ -53,6 +53,14 @@ type Engine interface {
 	Close() error
 }
 
+// IdleWaiter is an Engine with work it does once writes stop. The load
+// phase waits for it after the settle, as a reader of an index whose
+// writes stopped a while ago sees it.
+type IdleWaiter interface {
+	// WaitIdle waits until that work is done.
+	WaitIdle() error
+}
+
 // Reader does lookups for one goroutine and counts their work.
 type Reader interface {
 	// Get looks up one entry's location.

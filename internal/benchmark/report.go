@@ -9,14 +9,18 @@ import (
 
 // LoadRow is the load phase's result.
 type LoadRow struct {
-	Engine              string  `json:"engine"`
-	Phase               string  `json:"phase"`
-	Layout              string  `json:"layout"`
-	Keys                int64   `json:"keys"`
-	WriteKeysPerSec     float64 `json:"write_keys_per_sec"`
-	TotalKeysPerSec     float64 `json:"total_keys_per_sec"`
-	WriteSeconds        float64 `json:"write_seconds"`
-	SettleSeconds       float64 `json:"settle_seconds"`
+	Engine          string  `json:"engine"`
+	Phase           string  `json:"phase"`
+	Layout          string  `json:"layout"`
+	Keys            int64   `json:"keys"`
+	WriteKeysPerSec float64 `json:"write_keys_per_sec"`
+	TotalKeysPerSec float64 `json:"total_keys_per_sec"`
+	WriteSeconds    float64 `json:"write_seconds"`
+	SettleSeconds   float64 `json:"settle_seconds"`
+	// IdleSeconds is the wait, after the settle, for the work an engine
+	// does once writes stop (bookie-index's idle compaction); not in
+	// TotalKeysPerSec.
+	IdleSeconds         float64 `json:"idle_seconds"`
 	TableBytes          int64   `json:"table_bytes"`
 	BytesPerKey         float64 `json:"bytes_per_key"`
 	TablesPerLevel      []int   `json:"tables_per_level"`
@@ -65,8 +69,8 @@ func (r *reporter) emit(row interface{}) {
 	}
 	switch row := row.(type) {
 	case LoadRow:
-		fmt.Fprintf(r.w, "\nload (%s, %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs)\n",
-			row.Engine, row.Layout, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds)
+		fmt.Fprintf(r.w, "\nload (%s, %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
+			row.Engine, row.Layout, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
 		fmt.Fprintf(r.w, "  tables per level %v, %d table bytes (%.2f bytes/key), peak RSS %s\n",
 			row.TablesPerLevel, row.TableBytes, row.BytesPerKey, formatMiB(row.PeakRSSBytes))
 		fmt.Fprintf(r.w, "  bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",

@@ -192,6 +192,16 @@ func (r *runner) load() error {
 		return err
 	}
 	settle := time.Since(settleStart)
+	var idle time.Duration
+	if w, ok := r.e.(IdleWaiter); ok {
+		r.logf("load: waiting for the work done once writes stop")
+		idleStart := time.Now()
+		if err := w.WaitIdle(); err != nil {
+			rss.finish()
+			return err
+		}
+		idle = time.Since(idleStart)
+	}
 	r.endProgress()
 	st, err := r.e.Storage()
 	if err != nil {
@@ -202,7 +212,7 @@ func (r *runner) load() error {
 	r.rep.emit(LoadRow{
 		Engine: r.e.Name(), Phase: "load", Layout: cfg.Layout, Keys: keys,
 		WriteKeysPerSec: float64(keys) / writeTime.Seconds(), TotalKeysPerSec: float64(keys) / (writeTime + settle).Seconds(),
-		WriteSeconds: writeTime.Seconds(), SettleSeconds: settle.Seconds(),
+		WriteSeconds: writeTime.Seconds(), SettleSeconds: settle.Seconds(), IdleSeconds: idle.Seconds(),
 		TableBytes: st.TableBytes, BytesPerKey: float64(st.TableBytes) / float64(keys),
 		TablesPerLevel: st.TablesPerLevel, BytesByTier: st.BytesByTier, MaxFilterBlockBytes: st.MaxFilterBlockBytes,
 		PeakRSSBytes: rss.finish(),
