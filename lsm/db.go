@@ -121,6 +121,11 @@ type DB struct {
 
 	// iterPool recycles iteration states (see iterState).
 	iterPool sync.Pool
+	// lastInRangePool recycles the one-table floor's iterators
+	// (last_in_range_fast.go); generalFloorsOnly, set only by tests before
+	// they read, turns that path off.
+	lastInRangePool   sync.Pool
+	generalFloorsOnly bool
 }
 
 // checkOpenLocked returns an error if the DB is closed. d.mu must be held.

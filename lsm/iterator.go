@@ -284,6 +284,12 @@ func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions)
 	if ro != nil {
 		snapshot, stats = ro.Snapshot, ro.Stats
 	}
+	if !d.generalFloorsOnly {
+		k, v, found, handled, err := d.lastInOneTable(keyDst, valueDst, lower, upper, snapshot, stats)
+		if handled || err != nil {
+			return k, v, found, err
+		}
+	}
 	s, err := d.newIterState(lower, upper, snapshot, stats, true)
 	if err != nil {
 		return keyDst, valueDst, false, err

@@ -43,19 +43,8 @@ func metricsListenerConf(t *testing.T, port string, extra ...string) string {
 func TestServeMetricsListener(t *testing.T) {
 	confPath := metricsListenerConf(t, "0")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	addrs := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, nil, []string{"--conf", confPath}, &stderr, func(addr string) { addrs <- addr })
-	}()
-	select {
-	case <-addrs:
-	case err := <-done:
-		t.Fatalf("serve returned %v\n%s", err, stderr.String())
-	}
+	_, stderr, stop := serveInProcess(t, confPath)
+	defer stop()
 	var metricsAddr string
 	re := regexp.MustCompile(`msg="metrics listener serving /metrics" addr=(\S+)`)
 	deadline := time.Now().Add(10 * time.Second)
@@ -76,13 +65,6 @@ func TestServeMetricsListener(t *testing.T) {
 	require.Contains(t, string(body), `quantile="1.0"`)
 	require.Contains(t, string(body), "bookie_write_cache_max_size ")
 
-	cancel()
-	select {
-	case err := <-done:
-		require.NoError(t, err, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
-	}
 }
 
 // TestServeMetricsListenerDisabled: with prometheusStatsHttpEnable=false
@@ -96,20 +78,8 @@ func TestServeMetricsListenerDisabled(t *testing.T) {
 	require.NoError(t, err)
 	confPath := metricsListenerConf(t, port, "prometheusStatsHttpEnable=false")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var stderr syncBuffer
-	addrs := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, nil, []string{"--conf", confPath}, &stderr, func(addr string) { addrs <- addr })
-	}()
-	var admin string
-	select {
-	case admin = <-addrs:
-	case err := <-done:
-		t.Fatalf("serve returned %v\n%s", err, stderr.String())
-	}
+	admin, stderr, stop := serveInProcess(t, confPath)
+	defer stop()
 	resp, err := http.Get("http://" + admin + "/metrics")
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
@@ -120,11 +90,34 @@ func TestServeMetricsListenerDisabled(t *testing.T) {
 	require.Contains(t, stderr.String(), "prometheusStatsHttpEnable=false: no metrics listener")
 	require.NotContains(t, stderr.String(), "metrics listener serving")
 
-	cancel()
+}
+
+// serveInProcess runs serve with the configuration at confPath until stop,
+// which checks that it ends cleanly; it returns the admin address and the
+// log.
+func serveInProcess(t *testing.T, confPath string) (admin string, stderr *syncBuffer, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr = &syncBuffer{}
+	addrs := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, nil, []string{"--conf", confPath}, stderr, func(addr string) { addrs <- addr })
+	}()
 	select {
+	case admin = <-addrs:
 	case err := <-done:
-		require.NoError(t, err, stderr.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop")
+		cancel()
+		t.Fatalf("serve returned %v\n%s", err, stderr.String())
 	}
+	stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, stderr.String())
+		case <-time.After(10 * time.Second):
+			t.Fatal("serve did not stop")
+		}
+	}
+	return admin, stderr, stop
 }

@@ -180,6 +180,13 @@ func randomTarget(rng *rand.Rand, es []entry) ([]byte, base.Trailer) {
 
 func TestBlockRandomized(t *testing.T) {
 	rng := rand.New(rand.NewSource(42))
+	prevDiffers, sameSeen := 0, 0
+	defer func() {
+		if !t.Failed() {
+			require.Positive(t, prevDiffers, "PrevKeyDiffers never said yes")
+			require.Positive(t, sameSeen, "no entry followed another version of its key")
+		}
+	}()
 	for iter := 0; iter < 300; iter++ {
 		n := []int{0, 1, 2, 17, 100, 1000}[rng.Intn(6)]
 		es := randomEntries(rng, n)
@@ -227,6 +234,15 @@ func TestBlockRandomized(t *testing.T) {
 						m.pos--
 					}
 					checkSame(t, &it, m, ok, name+" "+what)
+					// PrevKeyDiffers may say "unknown" (false), never a
+					// wrong "differs".
+					if it.PrevKeyDiffers() {
+						require.True(t, m.pos > 0 && !bytes.Equal(es[m.pos-1].key, es[m.pos].key), "%s: PrevKeyDiffers at %d", name+" "+what, m.pos)
+						prevDiffers++
+					}
+					if m.valid() && m.pos > 0 && bytes.Equal(es[m.pos-1].key, es[m.pos].key) {
+						sameSeen++
+					}
 				}
 			}
 		}

@@ -35,8 +35,34 @@ type Iter struct {
 	value      []byte
 	err        error
 
-	savedKey   []byte // SeekLT's scratch
+	savedKey   []byte // SeekLT's and Last's scratch
 	savedValue []byte
+
+	// prevSame says, right after SeekLT or Last, whether the entry before
+	// the current one holds the same user key (see PrevKeyDiffers);
+	// every decode resets it to prevUnknown.
+	prevSame int8
+}
+
+// Values of Iter.prevSame.
+const (
+	prevUnknown int8 = iota
+	prevSameKey
+	prevOtherKey
+)
+
+// PrevKeyDiffers reports, right after SeekLT or Last, that the entry
+// before the current one is in this block and holds another user key: the
+// current entry is then the only version of its key up to here. False when
+// that is not known (the current entry starts a restart interval, or the
+// iterator moved since).
+func (it *Iter) PrevKeyDiffers() bool { return it.valid && it.prevSame == prevOtherKey }
+
+func sameKey(a, b []byte) int8 {
+	if bytes.Equal(a, b) {
+		return prevSameKey
+	}
+	return prevOtherKey
 }
 
 // Flags in the high bits of a block's restart count. Persisted: do not
@@ -265,6 +291,7 @@ func headerSlow(data []byte, off int) (shared, unshared, valueLen, trailer uint6
 // (and, in blocks whose values share prefixes, its value from the current
 // value).
 func (it *Iter) decodeAt(off int) bool {
+	it.prevSame = prevUnknown
 	data := it.data[:it.restartsOff]
 	if it.compact && off < len(data) && data[off]&compactEntryBit != 0 {
 		return it.decodeCompactAt(off)
@@ -512,6 +539,7 @@ func (it *Iter) SeekLT(userKey []byte, trailer base.Trailer) bool {
 		return false
 	}
 	limit := it.restartLimit(i)
+	prevSame := prevUnknown // of the current entry
 	for it.nextOffset < limit {
 		savedOffset, savedNext, savedTrailer, savedValue := it.offset, it.nextOffset, it.trailer, it.value
 		it.savedKey = append(it.savedKey[:0], it.key...)
@@ -530,7 +558,9 @@ func (it *Iter) SeekLT(userKey []byte, trailer base.Trailer) bool {
 			}
 			break
 		}
+		prevSame = sameKey(it.savedKey, it.key)
 	}
+	it.prevSame = prevSame
 	return true
 }
 
@@ -552,11 +582,15 @@ func (it *Iter) Last() bool {
 	if !it.decodeRestart(it.numRestarts - 1) {
 		return false
 	}
+	prevSame := prevUnknown
 	for it.nextOffset < it.restartsOff {
+		it.savedKey = append(it.savedKey[:0], it.key...)
 		if !it.decodeAt(it.nextOffset) {
 			return false
 		}
+		prevSame = sameKey(it.savedKey, it.key)
 	}
+	it.prevSame = prevSame
 	return true
 }
 

@@ -89,6 +89,13 @@ func (it *Iter) Trailer() base.Trailer { return it.data.Trailer() }
 // Value returns the current value, valid until the iterator moves.
 func (it *Iter) Value() []byte { return it.data.Value() }
 
+// PrevKeyDiffers reports, right after SeekLT or Last, that the entry
+// before the current one is known to hold another user key (see
+// block.Iter.PrevKeyDiffers). After a SeekLT, which lands on the oldest
+// version of a key, the current entry is then the table's only version of
+// its key.
+func (it *Iter) PrevKeyDiffers() bool { return it.Valid() && it.data.PrevKeyDiffers() }
+
 // Close releases the blocks the iterator holds.
 func (it *Iter) Close() error {
 	it.indexRef.release()
