@@ -133,6 +133,12 @@ type Config struct {
 	// file): how long an add waits for room in a full write cache before it
 	// is rejected. Default 10000.
 	MaxThrottleTime time.Duration
+	// IdleCompactionDelay (dbStorage_idleCompactionDelaySeconds, seconds in
+	// the file; bookie-index's own key): the entry location index compacts
+	// its L0 tables into the base level once no write came for this long
+	// (lsm.Options.IdleCompactionDelay); 0 or negative turns it off.
+	// Default 30.
+	IdleCompactionDelay time.Duration
 
 	// ReadOnlyModeEnabled (readOnlyModeEnabled): a full or failing
 	// directory turns the storage read-only (writes refused, reads go

@@ -40,6 +40,7 @@ func (c *Config) EntryLocationOptions() (*lsm.Options, []string, error) {
 		return nil, nil, err
 	}
 	opts.EnableStatistics = c.EnableStatistics
+	c.applyIdleCompaction(opts)
 	return opts, append(notes, c.unusedRocksDBKeys(path)...), nil
 }
 
@@ -372,6 +373,7 @@ func (c *Config) bookieConfOptions() (*lsm.Options, []string, error) {
 	}
 	sanitizeL0Triggers(o) // RocksDB's defaults 20 and 36 rise with numFilesInLevel0
 	o.EnableStatistics = c.EnableStatistics
+	c.applyIdleCompaction(o)
 	if err := o.Validate(); err != nil {
 		return nil, nil, errors.Wrap(err, "dbStorage_rocksDB_* settings together are not accepted by the engine")
 	}
@@ -413,4 +415,14 @@ func (c *Config) unusedRocksDBKeys(path string) []string {
 		}
 	}
 	return notes
+}
+
+// applyIdleCompaction sets the engine's idle-compaction delay from
+// dbStorage_idleCompactionDelaySeconds (both modes): 0 or negative is off.
+func (c *Config) applyIdleCompaction(o *lsm.Options) {
+	if c.IdleCompactionDelay > 0 {
+		o.IdleCompactionDelay = c.IdleCompactionDelay
+	} else {
+		o.IdleCompactionDelay = -1
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/stretchr/testify/require"
@@ -662,4 +663,31 @@ func TestOptionsFileAllErrors(t *testing.T) {
 	require.Contains(t, err.Error(), "line 2: ")
 	require.Contains(t, err.Error(), "line 3: section [DBOptions] appears twice")
 	require.Contains(t, err.Error(), "line 4: ")
+}
+
+// TestIdleCompactionKey: dbStorage_idleCompactionDelaySeconds reaches the
+// engine in both modes (default 30 s), and 0 or a negative value turns the
+// idle compaction off.
+func TestIdleCompactionKey(t *testing.T) {
+	shipped, err := os.ReadFile("entry_location_rocksdb.conf.default")
+	require.NoError(t, err)
+	optionsFile := writeFile(t, "entry_location_rocksdb.conf", string(shipped))
+	for _, mode := range []string{"bookie-conf", "config-file"} {
+		for value, want := range map[string]time.Duration{"": 30 * time.Second, "5": 5 * time.Second, "0": -1, "-3": -1} {
+			overrides := map[string]string{}
+			if mode == "config-file" {
+				overrides["entryLocationRocksdbConf"] = optionsFile
+			}
+			if value != "" {
+				overrides["dbStorage_idleCompactionDelaySeconds"] = value
+			}
+			c, err := Load(LoadOptions{Overrides: overrides})
+			require.NoError(t, err)
+			opts, _, err := c.EntryLocationOptions()
+			require.NoError(t, err, "%s %q", mode, value)
+			require.Equal(t, want, opts.IdleCompactionDelay, "%s %q", mode, value)
+		}
+	}
+	_, err = Load(LoadOptions{Overrides: map[string]string{"dbStorage_idleCompactionDelaySeconds": "soon"}})
+	require.ErrorContains(t, err, "dbStorage_idleCompactionDelaySeconds")
 }

@@ -61,6 +61,7 @@ func keySpecs() []keySpec {
 		intKey("dbStorage_readAheadCacheBatchSize", "100", 1, 1<<31-1, func(c *Config) *int { return &c.ReadAheadCacheBatchSize }),
 		intKey("dbStorage_readAheadCacheBatchBytesSize", "-1", -1, 1<<62, func(c *Config) *int64 { return &c.ReadAheadCacheBatchBytesSize }),
 		durationKey("dbStorage_maxThrottleTimeMs", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.MaxThrottleTime }),
+		durationKey("dbStorage_idleCompactionDelaySeconds", "30", time.Second, func(c *Config) *time.Duration { return &c.IdleCompactionDelay }),
 
 		boolKey("readOnlyModeEnabled", "true", func(c *Config) *bool { return &c.ReadOnlyModeEnabled }),
 		optionalFloatKey("diskUsageLwmThreshold", func(c *Config) *float64 { return &c.DiskUsageLwmThreshold }),

@@ -74,6 +74,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		ReadAheadCacheBatchSize:          100,
 		ReadAheadCacheBatchBytesSize:     -1,
 		MaxThrottleTime:                  10 * time.Second,
+		IdleCompactionDelay:              30 * time.Second,
 		ReadOnlyModeEnabled:              true,
 		DiskUsageLwmThreshold:            0.95,
 		DiskCheckInterval:                10 * time.Second,
