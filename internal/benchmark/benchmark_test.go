@@ -108,7 +108,7 @@ func TestStoragePhases(t *testing.T) {
 		Dir: t.TempDir(), Ledgers: 8, Entries: 100, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
 		CacheSizes: []int64{1 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 20 * time.Millisecond, Duration: 150 * time.Millisecond,
-		Phases: []string{"load", "add-entry", "read-entry"}, DeleteFraction: 0.5, JSON: true,
+		Phases: []string{"load", "add-entry", "read-entry"}, DeleteFraction: 0.5, JSON: true, DiskProbeBytes: 2 << 20,
 	}
 	var out bytes.Buffer
 	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
@@ -126,6 +126,14 @@ func TestStoragePhases(t *testing.T) {
 	require.Greater(t, add["extra"].(map[string]interface{})["mb_per_sec"], float64(0))
 	require.Greater(t, read["ops"], float64(0))
 	require.Equal(t, float64(1), read["found_fraction"])
+	// The disk measured in the same run, and the storage's fraction of it.
+	addX, readX := add["extra"].(map[string]interface{}), read["extra"].(map[string]interface{})
+	for _, k := range []string{"disk_write_mb_per_sec", "disk_fsyncs_per_sec", "fraction_of_disk_write"} {
+		require.Greater(t, addX[k], float64(0), k)
+	}
+	for _, k := range []string{"mb_per_sec", "disk_read_mb_per_sec", "fraction_of_disk_read"} {
+		require.Greater(t, readX[k], float64(0), k)
+	}
 }
 
 // TestGCPhase runs the gc phase at a tiny scale: the forced cycle must

@@ -28,6 +28,10 @@ type Config struct {
 	AlwaysLoadFilters bool
 	TargetFileSize    int64 // 0: 64 MiB scaled to the key count
 	WriteBuffer       int64
+	// DiskProbeBytes is the size of the file the storage phases write and
+	// read to measure the disk's own sequential rates beside theirs (0: no
+	// probe).
+	DiskProbeBytes int64
 	// IdleCompactionDelay sets lsm.Options.IdleCompactionDelay
 	// (bookie-index; 0: the engine's default, negative: off).
 	IdleCompactionDelay time.Duration
@@ -76,6 +80,12 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return err
 	})
 	fs.DurationVar(&c.IdleCompactionDelay, "idle-compaction-delay", 0, "bookie-index: compact L0 into the base level once no write came for this long (0: the engine's default, 30s; negative: never); the load phase waits for it")
+	c.DiskProbeBytes = 256 << 20
+	fs.Func("disk-probe-size", "add-entry/read-entry: size of the file written and read to measure the disk's sequential write and read rates and its fsyncs/s in the same run (default 256MiB; 0: none)", func(s string) error {
+		v, err := ParseSize(s)
+		c.DiskProbeBytes = v
+		return err
+	})
 	fs.Func("write-buffer", "memtable size (default 64MiB)", func(s string) error {
 		v, err := ParseSize(s)
 		c.WriteBuffer = v

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -98,6 +99,7 @@ func (r *reporter) emit(row interface{}) {
 		for k, v := range row.Extra {
 			extras = append(extras, fmt.Sprintf("%s=%.4g", k, v))
 		}
+		sort.Strings(extras)
 		if len(extras) > 0 {
 			fmt.Fprintf(r.w, "  %s", strings.Join(extras, " "))
 		}

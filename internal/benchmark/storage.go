@@ -38,6 +38,14 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 			Index:         &entrylocation.Options{Engine: engine},
 		})
 	}
+	var disk diskLimits
+	if cfg.DiskProbeBytes > 0 {
+		r.logf("add-entry: measuring the disk (%s file)", FormatSize(cfg.DiskProbeBytes))
+		var err error
+		if disk, err = probeDisk(dir, cfg.DiskProbeBytes); err != nil {
+			return err
+		}
+	}
 	s, err := open()
 	if err != nil {
 		return errors.Wrap(err, "add-entry: opening the storage")
@@ -92,7 +100,7 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 	r.rep.emit(OpRow{Engine: r.e.Name(), Phase: "add-entry", Layout: cfg.Layout, CacheBytes: cfg.CacheSizes[0],
 		ShardBytes: cfg.CacheSizes[0] / 64, Threads: cfg.Threads, Ops: total, OpsPerSec: float64(total) / elapsed.Seconds(),
 		FoundFraction: 1, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n, PeakRSSBytes: peak,
-		Extra: map[string]float64{"mb_per_sec": float64(total) * entryPayloadSize / elapsed.Seconds() / 1e6, "checkpointed": 1}})
+		Extra: disk.writeExtra(float64(total) * entryPayloadSize / elapsed.Seconds() / 1e6)})
 	if err := s.Close(); err != nil {
 		return errors.Wrap(err, "add-entry: closing the storage")
 	}
@@ -140,7 +148,8 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 	n = float64(max(ops.Load(), 1))
 	r.rep.emit(OpRow{Engine: r.e.Name(), Phase: "read-entry", Layout: cfg.Layout, CacheBytes: cfg.CacheSizes[0],
 		ShardBytes: cfg.CacheSizes[0] / 64, Threads: cfg.Threads, Ops: ops.Load(), OpsPerSec: float64(ops.Load()) / elapsed.Seconds(),
-		FoundFraction: float64(found.Load()) / n, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n, PeakRSSBytes: peak})
+		FoundFraction: float64(found.Load()) / n, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n, PeakRSSBytes: peak,
+		Extra: disk.readExtra(float64(found.Load()) * entryPayloadSize / elapsed.Seconds() / 1e6)})
 	if found.Load() != ops.Load() {
 		return errors.Wrapf(ErrNotAllFound, "read-entry found %d of %d entries", found.Load(), ops.Load())
 	}
