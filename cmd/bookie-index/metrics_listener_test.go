@@ -55,16 +55,10 @@ func TestServeMetricsListener(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	require.NotEmpty(t, metricsAddr, stderr.String())
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, resp.Body.Close())
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body := getMetrics(t, metricsAddr)
 	require.Contains(t, string(body), "bookie_lookup_entry_location_count{")
 	require.Contains(t, string(body), `quantile="1.0"`)
 	require.Contains(t, string(body), "bookie_write_cache_max_size ")
-
 }
 
 // TestServeMetricsListenerDisabled: with prometheusStatsHttpEnable=false
@@ -80,12 +74,7 @@ func TestServeMetricsListenerDisabled(t *testing.T) {
 
 	admin, stderr, stop := serveInProcess(t, confPath)
 	defer stop()
-	resp, err := http.Get("http://" + admin + "/metrics")
-	require.NoError(t, err)
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, resp.Body.Close())
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body := getMetrics(t, admin)
 	require.Contains(t, string(body), "bookie_lookup_entry_location_count{")
 	require.Contains(t, stderr.String(), "prometheusStatsHttpEnable=false: no metrics listener")
 	require.NotContains(t, stderr.String(), "metrics listener serving")
@@ -120,4 +109,16 @@ func serveInProcess(t *testing.T, confPath string) (admin string, stderr *syncBu
 		}
 	}
 	return admin, stderr, stop
+}
+
+// getMetrics fetches /metrics from addr and requires a 200.
+func getMetrics(t *testing.T, addr string) []byte {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	return body
 }
