@@ -99,7 +99,12 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 // within one call (LastInRange), so its tables may peek at cached blocks
 // instead of holding handles.
 func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats, oneCall bool) (*iterState, error) {
-	rs := d.loadReadState()
+	return d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats, oneCall)
+}
+
+// newIterStateOn is newIterState on a read state the caller loaded; it
+// takes over the caller's reference.
+func (d *DB) newIterStateOn(rs *readState, lower, upper []byte, snapshot *Snapshot, stats *ReadStats, oneCall bool) (*iterState, error) {
 	if d.isClosed() {
 		rs.unref()
 		return nil, errors.Wrap(ErrClosed, "lsm: NewIter")
@@ -284,13 +289,15 @@ func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions)
 	if ro != nil {
 		snapshot, stats = ro.Snapshot, ro.Stats
 	}
+	rs := d.loadReadState()
 	if !d.generalFloorsOnly {
-		k, v, found, handled, err := d.lastInOneTable(keyDst, valueDst, lower, upper, snapshot, stats)
+		k, v, found, handled, err := d.lastInOneTable(rs, keyDst, valueDst, lower, upper, snapshot, stats)
 		if handled || err != nil {
+			rs.unref()
 			return k, v, found, err
 		}
 	}
-	s, err := d.newIterState(lower, upper, snapshot, stats, true)
+	s, err := d.newIterStateOn(rs, lower, upper, snapshot, stats, true)
 	if err != nil {
 		return keyDst, valueDst, false, err
 	}

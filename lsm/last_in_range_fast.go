@@ -41,14 +41,13 @@ type lastInRangeScratch struct {
 	lower, upper []byte
 }
 
-// lastInOneTable tries the one-table floor. handled is false when the
+// lastInOneTable tries the one-table floor on the read state rs (the
+// caller's, which the general path then uses). handled is false when the
 // general path must answer.
-func (d *DB) lastInOneTable(keyDst, valueDst, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (key, value []byte, found, handled bool, err error) {
+func (d *DB) lastInOneTable(rs *readState, keyDst, valueDst, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (key, value []byte, found, handled bool, err error) {
 	if lower == nil || upper == nil || bytes.Compare(lower, upper) >= 0 {
 		return keyDst, valueDst, false, false, nil
 	}
-	rs := d.loadReadState()
-	defer rs.unref()
 	if d.isClosed() {
 		return keyDst, valueDst, false, false, nil // the general path reports it
 	}
@@ -92,7 +91,9 @@ func (d *DB) lastInOneTable(keyDst, valueDst, lower, upper []byte, snapshot *Sna
 	if valid {
 		tr := it.Trailer()
 		if tr.Kind() != base.KindSet || tr.SeqNum() > seq || !it.PrevKeyDiffers() {
-			_ = it.Close()
+			if err := it.Close(); err != nil {
+				return keyDst, valueDst, false, true, err
+			}
 			return keyDst, valueDst, false, false, nil
 		}
 		keyDst = append(keyDst, it.UserKey()...)

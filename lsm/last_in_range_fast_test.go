@@ -50,7 +50,9 @@ func TestLastInOneTableMatchesGeneralPath(t *testing.T) {
 			wantK, wantV, wantFound, wantErr := d.LastInRange(nil, nil, lower, upper, ro)
 			d.generalFloorsOnly = false
 			require.NoError(t, wantErr)
-			k, v, found, ok, err := d.lastInOneTable(nil, nil, lower, upper, snap, nil)
+			rs := d.loadReadState()
+			k, v, found, ok, err := d.lastInOneTable(rs, nil, nil, lower, upper, snap, nil)
+			rs.unref()
 			require.NoError(t, err)
 			asked++
 			if !ok {
