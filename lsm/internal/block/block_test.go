@@ -201,6 +201,11 @@ func TestBlockRandomized(t *testing.T) {
 				require.NoError(t, Validate(data), name)
 				var it Iter
 				require.NoError(t, it.Init(data), name)
+				// The stride is a hint: right, wrong or absent, the
+				// answers must not change.
+				stride := []int{0, 1, ri, 7, 1000}[rng.Intn(5)]
+				it.SetRestartStride(stride)
+				name += fmt.Sprintf(" stride=%d", stride)
 				m := &modelIter{es: es, pos: -1}
 				for op := 0; op < 200; op++ {
 					var ok bool

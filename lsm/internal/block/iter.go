@@ -38,6 +38,12 @@ type Iter struct {
 	savedKey   []byte // SeekLT's and Last's scratch
 	savedValue []byte
 
+	// restartStride, when above zero, is the number of entries between
+	// restart points, a hint for searchRestarts (see SetRestartStride).
+	restartStride uint64
+	// probes counts the restart keys searches read (for tests).
+	probes int
+
 	// prevSame says, right after SeekLT or Last, whether the entry before
 	// the current one holds the same user key (see PrevKeyDiffers);
 	// every decode resets it to prevUnknown.
@@ -102,6 +108,7 @@ func (it *Iter) Init(data []byte) error {
 	it.prefixLen = 0
 	it.shareValues = false
 	it.compact = false
+	it.restartStride = 0
 	if len(data) < 4 {
 		return it.fail("block of %d bytes is shorter than its restart count", len(data))
 	}
@@ -181,6 +188,19 @@ func Validate(data []byte) error {
 		return it.fail("%d restart points do not start entries", it.numRestarts-ri)
 	}
 	return nil
+}
+
+// SetRestartStride tells the seeks of the block just Init-ed that its
+// restart points are n entries apart (the writer's restart interval; 0:
+// unknown). It is a hint: where a probed restart key and the target differ
+// only in their last 8 bytes, read as a big-endian number — for
+// entry-location keys, the same ledger — the search assumes those numbers
+// count up by one per entry and jumps to the restart point that would
+// hold the target. Keys that are not dense only cost extra probes.
+func (it *Iter) SetRestartStride(n int) {
+	if n > 0 {
+		it.restartStride = uint64(n)
+	}
 }
 
 func (it *Iter) fail(format string, args ...interface{}) error {
@@ -408,19 +428,36 @@ func (it *Iter) stripPrefix(target []byte) ([]byte, int) {
 func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) {
 	// The invariant: restart points below lo are < the target, those at hi
 	// and above are >= it. Any probe inside [lo, hi) keeps it, so the
-	// probes may be guessed: keys of this workload are dense integers after
-	// the common prefix, and interpolating between the restart keys known
-	// to bracket the target finds its restart point in two or three probes
-	// where a binary search over hundreds of restarts takes eight or nine
-	// (each a likely cache miss). After a few guesses it falls back to
-	// halving, so adversarial keys cost at most a few extra probes.
+	// probes may be guessed, each a likely cache miss saved:
+	//
+	//   - Once a probed restart key is in the target's run (they differ
+	//     only in their last 8 bytes: the same ledger), and the restart
+	//     stride is known, jump: in a dense run the target's restart point
+	//     is (target - probe) / stride restarts away. Two probes (the
+	//     restart at or above the target, the one below) then end the
+	//     search wherever the run lies in the block.
+	//   - Otherwise interpolate between the restart keys known to bracket
+	//     the target, on the first 8 bytes after the common prefix: a block
+	//     of many small ledgers is linear in those bytes. A block of two or
+	//     three long ledgers is not (a ledger boundary is a jump), which is
+	//     why the run jump comes first.
+	//
+	// After a few guesses of either kind the search halves, so adversarial
+	// keys cost at most a few extra probes.
 	lo, hi := 0, it.numRestarts
 	tv := keyValue(suffix)
 	var loV, hiV uint64 // values of restarts lo-1 and hi, when known
 	haveLo, haveHi := false, false
+	near, nearTail := -1, uint64(0) // a probed restart in the target's run
+	tTail := tailValue(suffix)
+	jumps := 0
 	for guesses := 0; lo < hi; {
 		mid := int(uint(lo+hi) >> 1)
-		if guesses < 4 && hi-lo > 4 {
+		switch {
+		case near >= 0 && jumps < maxRunJumps:
+			mid = it.runJump(near, nearTail, tTail, lo, hi)
+			jumps++
+		case guesses < 4 && hi-lo > 4:
 			switch {
 			case !haveLo:
 				mid = lo
@@ -433,9 +470,12 @@ func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) 
 			}
 			guesses++
 		}
-		c, v, ok := it.compareRestartValue(mid, suffix, trailer)
+		c, v, key, ok := it.compareRestartValue(mid, suffix, trailer)
 		if !ok {
 			return 0, it.corrupt(it.restart(mid))
+		}
+		if it.restartStride > 0 && sameRun(key, suffix) {
+			near, nearTail = mid, tailValue(key)
 		}
 		if c < 0 {
 			lo, loV, haveLo = mid+1, v, true
@@ -444,6 +484,53 @@ func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) 
 		}
 	}
 	return lo, true
+}
+
+// maxRunJumps bounds the run jumps of one search: a dense run needs two.
+const maxRunJumps = 4
+
+// runJump guesses the first restart point >= the target from restart near,
+// in the target's run, whose last 8 key bytes are nearTail: in a dense run
+// restart near+j holds nearTail + j*stride.
+func (it *Iter) runJump(near int, nearTail, tTail uint64, lo, hi int) int {
+	s, limit := it.restartStride, uint64(it.numRestarts)
+	var g int
+	if tTail >= nearTail {
+		d := tTail - nearTail // the first j with j*s >= d
+		j := d / s
+		if d%s != 0 {
+			j++
+		}
+		g = near + int(min(j, limit))
+	} else {
+		g = near - int(min((nearTail-tTail)/s, limit)) // the last j with j*s <= d
+	}
+	return min(max(g, lo), hi-1)
+}
+
+// sameRun reports whether two key suffixes of one block differ at most in
+// their last 8 bytes.
+func sameRun(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	n := len(a) - 8
+	return n <= 0 || bytes.Equal(a[:n], b[:n])
+}
+
+// tailValue reads the last 8 bytes of a key suffix (fewer if it is
+// shorter) as a big-endian number. Two suffixes in one run differ in their
+// keys' last 8 bytes by the difference of their tail values: the bytes
+// before the suffix are the block's common prefix.
+func tailValue(suffix []byte) uint64 {
+	if len(suffix) >= 8 {
+		return binary.BigEndian.Uint64(suffix[len(suffix)-8:])
+	}
+	var v uint64
+	for _, c := range suffix {
+		v = v<<8 | uint64(c)
+	}
+	return v
 }
 
 // keyValue reads the first 8 bytes of a key suffix as a big-endian number
@@ -459,8 +546,10 @@ func keyValue(suffix []byte) uint64 {
 
 // compareRestartValue compares the key of restart point i with the target
 // suffix without copying the key out of the block, and returns the restart
-// key's keyValue. ok is false on malformed data.
-func (it *Iter) compareRestartValue(i int, suffix []byte, trailer base.Trailer) (c int, v uint64, ok bool) {
+// key's keyValue and its suffix (a slice of the block). ok is false on
+// malformed data.
+func (it *Iter) compareRestartValue(i int, suffix []byte, trailer base.Trailer) (c int, v uint64, key []byte, ok bool) {
+	it.probes++
 	data := it.data[:it.restartsOff]
 	var unshared, t uint64
 	var p int
@@ -470,14 +559,14 @@ func (it *Iter) compareRestartValue(i int, suffix []byte, trailer base.Trailer) 
 		_, unshared, _, t, p, ok = header(data, it.restart(i))
 	}
 	if !ok || unshared > uint64(len(data)-p) {
-		return 0, 0, false
+		return 0, 0, nil, false
 	}
-	key := data[p : p+int(unshared)]
+	key = data[p : p+int(unshared)]
 	v = keyValue(key)
 	if c := bytes.Compare(key, suffix); c != 0 {
-		return c, v, true
+		return c, v, key, true
 	}
-	return base.CompareTrailers(base.Trailer(t), trailer), v, true
+	return base.CompareTrailers(base.Trailer(t), trailer), v, key, true
 }
 
 func (it *Iter) restartLimit(i int) int {

@@ -1,51 +1,144 @@
 package block
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/stretchr/testify/require"
 )
+
+// coldBlocks builds numBlocks 64 KiB blocks of consecutive entry-location
+// keys, entriesPerLedger to a ledger (0: one endless ledger), and picks
+// targets in each: gets (existing keys spread over the block) and floors
+// (the first key of the next ledger, as GetLastEntryInLedger seeks below).
+func coldBlocks(numBlocks int, entriesPerLedger uint64) (blocks [][]byte, gets, floors [][][]byte) {
+	blocks = make([][]byte, numBlocks)
+	gets = make([][][]byte, numBlocks)
+	floors = make([][][]byte, numBlocks)
+	e := uint64(0)
+	for bi := range blocks {
+		bld := NewBuilder(24, true)
+		bld.ShareValuePrefixes = true
+		bld.CompactEntries = true
+		for ; bld.EstimatedSize() < 64<<10; e++ {
+			k := entryLocationKey(123, 1_000_000+e)
+			if entriesPerLedger > 0 {
+				k = entryLocationKey(123+e/entriesPerLedger, e%entriesPerLedger)
+			}
+			if e%97 == 0 {
+				gets[bi] = append(gets[bi], k)
+			}
+			bld.Add(k, base.MakeTrailer(0, base.KindSet), binary.BigEndian.AppendUint64(nil, 1<<32|(1028*e+4)))
+		}
+		if entriesPerLedger > 0 {
+			first, last := 123+(e-uint64(bld.entries))/entriesPerLedger, 123+(e-1)/entriesPerLedger
+			for l := first; l <= last; l++ {
+				floors[bi] = append(floors[bi], entryLocationKey(l+1, 0))
+			}
+		}
+		blocks[bi] = append([]byte(nil), bld.Finish()...)
+	}
+	return blocks, gets, floors
+}
 
 // BenchmarkSeekGECold seeks random keys in random blocks of a set far
 // larger than the CPU caches (1,000 blocks of 64 KiB), so that each restart
-// probe is a likely cache miss, as in a get from a large block cache.
+// probe is a likely cache miss, as in a get from a large block cache; with
+// and without the restart stride hint (SetRestartStride).
 func BenchmarkSeekGECold(b *testing.B) {
 	for _, n := range []uint64{0, 5000, 1000, 100} {
-		b.Run(fmt.Sprintf("entries-per-ledger=%d", n), func(b *testing.B) {
-			const numBlocks = 1000
-			blocks := make([][]byte, numBlocks)
-			keys := make([][][]byte, numBlocks)
-			e := uint64(0)
-			for bi := range blocks {
-				bld := NewBuilder(24, true)
-				bld.ShareValuePrefixes = true
-				bld.CompactEntries = true
-				for ; bld.EstimatedSize() < 64<<10; e++ {
-					k := entryLocationKey(123, 1_000_000+e)
-					if n > 0 {
-						k = entryLocationKey(123+e/n, e%n)
+		blocks, gets, _ := coldBlocks(1000, n)
+		for _, stride := range []int{0, 24} {
+			b.Run(fmt.Sprintf("entries-per-ledger=%d/stride=%d", n, stride), func(b *testing.B) {
+				var it Iter
+				probes := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					bi := (i * 7919) % len(blocks)
+					ks := gets[bi]
+					if err := it.Init(blocks[bi]); err != nil {
+						b.Fatal(err)
 					}
-					if len(keys[bi]) < 64 || e%97 == 0 {
-						keys[bi] = append(keys[bi], k)
+					it.SetRestartStride(stride)
+					it.probes = 0
+					if !it.SeekGE(ks[(i*31)%len(ks)], base.SeekTrailer(base.SeqNumMax)) {
+						b.Fatal("not found")
 					}
-					bld.Add(k, base.MakeTrailer(0, base.KindSet), binary.BigEndian.AppendUint64(nil, 1<<32|(1028*e+4)))
+					probes += it.probes
 				}
-				blocks[bi] = append([]byte(nil), bld.Finish()...)
+				b.ReportMetric(float64(probes)/float64(b.N), "probes/op")
+			})
+		}
+	}
+}
+
+// BenchmarkSeekLTFloorCold is BenchmarkSeekGECold's floor: SeekLT to the
+// first key of the next ledger.
+func BenchmarkSeekLTFloorCold(b *testing.B) {
+	for _, n := range []uint64{5000, 1000, 100} {
+		blocks, _, floors := coldBlocks(1000, n)
+		for _, stride := range []int{0, 24} {
+			b.Run(fmt.Sprintf("entries-per-ledger=%d/stride=%d", n, stride), func(b *testing.B) {
+				var it Iter
+				probes := 0
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					bi := (i * 7919) % len(blocks)
+					ks := floors[bi]
+					if err := it.Init(blocks[bi]); err != nil {
+						b.Fatal(err)
+					}
+					it.SetRestartStride(stride)
+					it.probes = 0
+					if !it.SeekLT(ks[(i*31)%len(ks)], base.SeekTrailer(base.SeqNumMax)) {
+						b.Fatal("not found")
+					}
+					probes += it.probes
+				}
+				b.ReportMetric(float64(probes)/float64(b.N), "probes/op")
+			})
+		}
+	}
+}
+
+// TestRestartStrideJumpsInDenseRuns checks what the stride hint is for: in
+// blocks of two or three 5,000-entry ledgers, where interpolating on the
+// first key bytes misses at ledger boundaries, a seek reads few restart
+// keys, for gets and for floor targets (the next ledger's first key).
+func TestRestartStrideJumpsInDenseRuns(t *testing.T) {
+	blocks, gets, floors := coldBlocks(20, 5000)
+	probesPerSeek := func(stride int, lt bool) float64 {
+		var it Iter
+		n, probes := 0, 0
+		for bi, data := range blocks {
+			targets := gets[bi]
+			if lt {
+				targets = floors[bi]
 			}
-			var it Iter
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				bi := (i * 7919) % numBlocks
-				ks := keys[bi]
-				if err := it.Init(blocks[bi]); err != nil {
-					b.Fatal(err)
+			for _, k := range targets {
+				require.NoError(t, it.Init(data))
+				it.SetRestartStride(stride)
+				it.probes = 0
+				if lt {
+					require.True(t, it.SeekLT(k, base.SeekTrailer(base.SeqNumMax)))
+					require.Equal(t, -1, bytes.Compare(it.UserKey(), k))
+				} else {
+					require.True(t, it.SeekGE(k, base.SeekTrailer(base.SeqNumMax)))
+					require.Equal(t, k, it.UserKey())
 				}
-				if !it.SeekGE(ks[(i*31)%len(ks)], base.SeekTrailer(base.SeqNumMax)) {
-					b.Fatal("not found")
-				}
+				n++
+				probes += it.probes
 			}
-		})
+		}
+		return float64(probes) / float64(n)
+	}
+	for _, lt := range []bool{false, true} {
+		with, without := probesPerSeek(24, lt), probesPerSeek(0, lt)
+		t.Logf("SeekLT=%v: %.2f probes per seek with the stride, %.2f without", lt, with, without)
+		require.Less(t, with, 5.0)
+		require.Less(t, with, 0.6*without)
 	}
 }

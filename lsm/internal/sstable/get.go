@@ -99,6 +99,7 @@ func (r *Reader) Get(dst []byte, l *Lookup, stats *Stats) (value []byte, trailer
 	if err := s.data.Init(db.data); err != nil {
 		return dst, 0, false, err
 	}
+	s.data.SetRestartStride(r.restartStride)
 	found = s.data.SeekGE(l.UserKey, seek) && bytes.Equal(s.data.UserKey(), l.UserKey)
 	if filter == filterSkipped {
 		switch {

@@ -180,6 +180,7 @@ func (it *Iter) loadData() bool {
 		ref.release()
 		return it.setErr(err)
 	}
+	it.data.SetRestartStride(it.r.restartStride)
 	it.dataRef, it.dataAt = ref, h.Offset
 	return true
 }

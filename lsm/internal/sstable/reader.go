@@ -43,6 +43,10 @@ type Reader struct {
 	cacheID uint64
 	footer  footer
 	props   Properties
+	// restartStride is the data blocks' restart interval from the
+	// properties (0 if absent or implausible), a hint for in-block seeks
+	// (block.Iter.SetRestartStride).
+	restartStride int
 
 	// topIndex maps each index partition's last key to its handle;
 	// topFilter maps the same keys to the filter partitions (nil without
@@ -128,6 +132,9 @@ func (r *Reader) open() error {
 	}
 	if r.props, err = decodeProperties(propsRaw); err != nil {
 		return err
+	}
+	if ri := r.props.RestartInterval; ri > 0 && ri <= 1<<16 {
+		r.restartStride = int(ri)
 	}
 	if r.rangeDels, err = r.loadRangeDeletions(); err != nil {
 		return errors.Wrap(err, "range deletion block")
