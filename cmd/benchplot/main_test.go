@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/scale.svg")
+
+// goldenArgs are the inputs of testdata/scale.svg: a file with load rows
+// of both engines (as bench/ writes it) and one without, given its key
+// count.
+var goldenArgs = []string{"testdata/5m.jsonl", "50M=testdata/50m-existing.jsonl"}
+
+func plot(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), code
+}
+
+func TestGolden(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "scale.svg")
+	if _, stderr, code := plot(t, append([]string{"-o", out}, goldenArgs...)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/scale.svg"
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (rerun with -update and review the diff)", golden)
+	}
+	// Stdout without -o is the same bytes.
+	if stdout, _, _ := plot(t, goldenArgs...); stdout != string(got) {
+		t.Error("stdout differs from -o FILE")
+	}
+}
+
+func TestOutputIsXML(t *testing.T) {
+	stdout, stderr, code := plot(t, goldenArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	d := xml.NewDecoder(strings.NewReader(stdout))
+	var root string
+	elems := map[string]int{}
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			if root == "" {
+				root = se.Name.Local
+			}
+			elems[se.Name.Local]++
+		}
+	}
+	if root != "svg" {
+		t.Errorf("root element %q, want svg", root)
+	}
+	// 4 charts; every series with two or more points is a polyline.
+	if elems["polyline"] == 0 || elems["circle"] == 0 || elems["text"] < 4 {
+		t.Errorf("elements %v", elems)
+	}
+}
+
+// TestDeterministic renders the same samples in shuffled order: the
+// output must not depend on the order rows came in (the medians sort, the
+// series are sorted).
+func TestDeterministic(t *testing.T) {
+	var samples []sample
+	for _, a := range goldenArgs {
+		s, err := readArg(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples = append(samples, s...)
+	}
+	var want bytes.Buffer
+	if err := render(&want, medians(samples)); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 20; i++ {
+		rng.Shuffle(len(samples), func(i, j int) { samples[i], samples[j] = samples[j], samples[i] })
+		var got bytes.Buffer
+		if err := render(&got, medians(samples)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatal("output depends on the order of the rows")
+		}
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	load := `{"engine":"pebble","phase":"load","layout":"partitioned","keys":5000000}` + "\n"
+	get := `{"engine":"pebble","phase":"get","layout":"partitioned","cache_bytes":67108864,"ops_per_sec":1000}` + "\n"
+	bad := write("bad.jsonl", load+get+"\n{\"engine\": oops}\n")
+	empty := write("empty.jsonl", "")
+	loadOnly := write("load.jsonl", load+`{"engine":"pebble","phase":"miss","layout":"partitioned","cache_bytes":67108864,"ops_per_sec":1}`+"\n")
+	noLoad := write("noload.jsonl", get)
+	notRow := write("notrow.jsonl", "{}\n")
+	noOps := write("noops.jsonl", load+`{"engine":"pebble","phase":"get","layout":"partitioned","cache_bytes":67108864}`+"\n")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{bad}, 1, bad + ":4: not a bench JSON row"},
+		{[]string{empty}, 1, "no get or floor rows"},
+		{[]string{loadOnly}, 1, "no get or floor rows"},
+		{[]string{noLoad}, 1, noLoad + ":1: get row of pebble with no key count"},
+		{[]string{"5M=" + noLoad, "50M=" + loadOnly}, 1, loadOnly + ":1: load row has 5000000 keys, the argument says 50000000"},
+		{[]string{notRow}, 1, notRow + ":1: not a bench JSON row: no engine or phase"},
+		{[]string{noOps}, 1, noOps + ":2: get row without ops_per_sec"},
+		{[]string{filepath.Join(dir, "missing.jsonl")}, 1, "missing.jsonl"},
+		{nil, 2, "no input files"},
+		{[]string{"-x", noLoad}, 2, "flag provided but not defined"},
+	} {
+		_, stderr, code := plot(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+	if stdout, _, code := plot(t, "-h"); code != 0 || !strings.Contains(stdout, "usage: benchplot") {
+		t.Errorf("-h: exit %d, stdout %q", code, stdout)
+	}
+	// The key count from the argument makes the file without a load row plot.
+	if _, stderr, code := plot(t, "5M="+noLoad); code != 0 {
+		t.Errorf("5M=%s: exit %d: %s", noLoad, code, stderr)
+	}
+}
+
+func TestMedians(t *testing.T) {
+	k := key{"e", "l", "get", 5, 64}
+	mk := func(ops ...float64) []sample {
+		var s []sample
+		for _, o := range ops {
+			s = append(s, sample{key: k, ops: o, rows: 1})
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 10}, 3.5}} {
+		got := medians(mk(tc.in...))
+		if len(got) != 1 || got[0].ops != tc.want || got[0].rows != len(tc.in) {
+			t.Errorf("medians(%v) = %+v, want %v over %d rows", tc.in, got, tc.want, len(tc.in))
+		}
+	}
+}
+
+func TestParseCount(t *testing.T) {
+	for s, want := range map[string]int64{"5M": 5e6, "500M": 5e8, "1.5G": 15e8, "5000000": 5e6, "20K": 2e4, "5m": 5e6} {
+		if got, err := parseCount(s); err != nil || got != want {
+			t.Errorf("parseCount(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "M", "x", "0", "-5M", "5T", "NaN", "1e30G"} {
+		if _, err := parseCount(s); err == nil {
+			t.Errorf("parseCount(%q) succeeded", s)
+		}
+	}
+}
+
+// TestYTicks checks the y axis over random maxima: from 0, evenly spaced,
+// covering the maximum without more than one step of headroom, 2 to 11
+// ticks, and labels that tell every tick apart.
+func TestYTicks(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for i := 0; i < 2000; i++ {
+		ymax := math.Pow(10, 2+rng.Float64()*6)
+		ticks, unit, _, decimals := yTicks(ymax)
+		n := len(ticks)
+		step := ticks[1] - ticks[0]
+		if ticks[0] != 0 || n < 2 || n > 11 || ticks[n-1] < ymax || ticks[n-1]-step >= ymax {
+			t.Fatalf("yTicks(%g) = %v", ymax, ticks)
+		}
+		seen := map[string]bool{}
+		for _, tk := range ticks {
+			l := formatFixed(tk/unit, decimals)
+			if seen[l] {
+				t.Fatalf("yTicks(%g): label %q twice in %v", ymax, l, ticks)
+			}
+			seen[l] = true
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{64 << 20: "64 MiB", 256 << 20: "256 MiB", 1 << 30: "1 GiB", 1536 << 20: "1.5 GiB"} {
+		if got := formatBytes(n); got != want {
+			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+	for n, want := range map[int64]string{5e6: "5M", 5e7: "50M", 5e8: "500M", 1e9: "1G", 2500: "2.5K"} {
+		if got := formatCount(n); got != want {
+			t.Errorf("formatCount(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
