@@ -66,6 +66,10 @@ type DB struct {
 	// readState is the current read state (see loadReadState); replaced
 	// under mu.
 	readState atomic.Pointer[readState]
+	// getScratch pools GetAppend's scratch (see getScratch); stripes
+	// numbers new scratches round-robin over the read stripes.
+	getScratch sync.Pool
+	stripes    atomic.Uint32
 
 	// mu guards the state below. It is released around I/O.
 	mu struct {

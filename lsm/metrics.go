@@ -12,20 +12,38 @@ import (
 type dbMetrics struct {
 	batches, syncedBatches, keysWritten atomic.Int64
 	commitNanos                         atomic.Int64
-	gets, iterators, rangeDelSkips      atomic.Int64
-	writeSlowdowns, writeStops          atomic.Int64
-	stallNanos                          atomic.Int64
-	flushes, flushBytes                 atomic.Int64
-	compactions, compactionBytesIn      atomic.Int64
-	compactionBytesOut, trivialMoves    atomic.Int64
-	filesDeleted                        atomic.Int64
-	mergeNanos                          atomic.Int64
-	readPathTombsInserted               atomic.Int64
-	readPathTombsDiscarded              atomic.Int64
+	iterators, rangeDelSkips            atomic.Int64
+	// gets counts point gets on stripes (see readStripes): one counter
+	// that every core bumps on every get is a contended cache line.
+	gets                             [readStripes]stripeCount64
+	writeSlowdowns, writeStops       atomic.Int64
+	stallNanos                       atomic.Int64
+	flushes, flushBytes              atomic.Int64
+	compactions, compactionBytesIn   atomic.Int64
+	compactionBytesOut, trivialMoves atomic.Int64
+	filesDeleted                     atomic.Int64
+	mergeNanos                       atomic.Int64
+	readPathTombsInserted            atomic.Int64
+	readPathTombsDiscarded           atomic.Int64
 	// Out-of-space failures (see background_error.go).
 	noSpaceErrors, noSpaceRetries, noSpaceRecoveries atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
+}
+
+// stripeCount64 is a counter alone on its cache line.
+type stripeCount64 struct {
+	n atomic.Int64
+	_ [56]byte
+}
+
+// getCount sums the get counter's stripes.
+func (m *dbMetrics) getCount() int64 {
+	var n int64
+	for i := range m.gets {
+		n += m.gets[i].n.Load()
+	}
+	return n
 }
 
 // retiredWAL adds a WAL's counters as the DB switches away from it; its
@@ -152,7 +170,7 @@ func (d *DB) Metrics() Metrics {
 	}
 	m.Batches, m.SyncedBatches, m.KeysWritten = c.batches.Load(), c.syncedBatches.Load(), c.keysWritten.Load()
 	m.WriteSlowdowns, m.WriteStops, m.StallNanos, m.CommitNanos = c.writeSlowdowns.Load(), c.writeStops.Load(), c.stallNanos.Load(), c.commitNanos.Load()
-	m.Gets, m.Iterators, m.RangeDeletionSkips = c.gets.Load(), c.iterators.Load(), c.rangeDelSkips.Load()
+	m.Gets, m.Iterators, m.RangeDeletionSkips = c.getCount(), c.iterators.Load(), c.rangeDelSkips.Load()
 	m.ObsoleteFilesGone = c.filesDeleted.Load()
 	m.MergeTimeNanos = c.mergeNanos.Load()
 	m.ReadPathRangeTombstonesInserted = c.readPathTombsInserted.Load()

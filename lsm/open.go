@@ -35,6 +35,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, errors.Newf("lsm: NumLevels %d is above the %d levels this version supports", o.NumLevels, manifest.NumLevels)
 	}
 	d := &DB{dir: dir, opts: &o, fs: o.FS, tableOpts: o.TableOptions()}
+	d.getScratch.New = d.newGetScratch
 	d.merge = newMerger(&o, &d.metrics)
 	d.mu.cond.L = &d.mu.Mutex
 	d.published = sync.NewCond(&d.publishMu)

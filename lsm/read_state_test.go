@@ -1,0 +1,99 @@
+package lsm
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/cockroachdb/errors"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGetsReleaseReadStates runs gets, which reference read states on
+// stripes (loadReadStateStripe), while flushes and compactions replace the
+// state many times a second. Every get must find its value (a state freed
+// under a get would have its tables deleted), and once the gets stop and
+// the next flush deletes obsolete files, the directory must hold exactly
+// the live tables (a state never freed would keep its tables).
+func TestGetsReleaseReadStates(t *testing.T) {
+	fs := NewMemFS()
+	o := smallOptions(fs)
+	d, err := Open("db", o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	value := func(l, e uint64) []byte { return entryKey(l*7, e*3)[4:12] }
+	write := func(l uint64) {
+		var b Batch
+		for e := uint64(0); e < 200; e++ {
+			b.Set(entryKey(l, e), value(l, e))
+		}
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+	write(0)
+	require.NoError(t, d.Flush())
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	gets := make([]int, 4)
+	for g := range gets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := uint64(0); ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e := (i*31 + uint64(g)) % 200
+				v, err := d.Get(entryKey(0, e))
+				if err != nil || string(v) != string(value(0, e)) {
+					t.Errorf("Get(0, %d) = %x, %v", e, v, err)
+					return
+				}
+				gets[g]++
+			}
+		}()
+	}
+	ctx := context.Background()
+	replaced := 0
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); replaced++ {
+		write(uint64(1 + replaced%50))
+		require.NoError(t, d.Flush())
+		if replaced%5 == 0 {
+			require.NoError(t, d.Compact(ctx, nil, nil))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d state replacements, gets per goroutine %v", replaced, gets)
+	require.Greater(t, replaced, 10)
+
+	require.NoError(t, d.WaitForCompactions(ctx))
+	write(99)
+	require.NoError(t, d.Flush()) // deletes the files of freed versions
+	require.NoError(t, d.WaitForCompactions(ctx))
+	rs := d.loadReadState()
+	var live []uint64 // the current version's tables
+	for level := range manifest.NumLevels {
+		for _, tm := range rs.version.Tables(level) {
+			live = append(live, tm.FileNum)
+		}
+	}
+	rs.unref()
+	names, err := fs.List("db")
+	require.NoError(t, err)
+	var tables []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".sst") {
+			tables = append(tables, n)
+		}
+	}
+	require.NotEmpty(t, tables)
+	require.Equal(t, len(live), len(tables), "%d table files, %d live tables %v: a read state kept its version", len(tables), len(live), live)
+	_, err = d.Get(entryKey(0, 1))
+	require.False(t, errors.Is(err, ErrNotFound))
+}
