@@ -80,6 +80,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
 	}
+	if err := benchmark.CheckEngines(&cfg, engines); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return 2
+	}
 	var progress io.Writer = stderr
 	if cfg.JSON {
 		progress = nil

@@ -218,6 +218,12 @@ func TestCommandFlags(t *testing.T) {
 	stderr.Reset()
 	require.Equal(t, 2, run([]string{"--layout", "sideways"}, &stdout, &stderr))
 	require.Equal(t, 2, run([]string{"extra"}, &stdout, &stderr))
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"--load-via", "ingest"}, &stdout, &stderr), "the Pebble arm cannot ingest")
+	require.Contains(t, stderr.String(), "engine pebble cannot ingest")
+	stderr.Reset()
+	require.Equal(t, 2, run([]string{"--load-via", "sideways"}, &stdout, &stderr))
+	require.Contains(t, stderr.String(), "--load-via")
 
 	dir := t.TempDir()
 	stdout.Reset()

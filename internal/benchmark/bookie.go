@@ -12,8 +12,10 @@ import (
 
 // BookieEngine runs the benchmark on an entrylocation.Index.
 type BookieEngine struct {
-	cfg *Config
-	ix  *entrylocation.Index
+	cfg  *Config
+	ix   *entrylocation.Index
+	dir  string       // the index's directory (Open)
+	opts *lsm.Options // the engine options it was opened with
 }
 
 // NewBookieEngine returns the bookie-index arm of the
@@ -59,6 +61,7 @@ func (e *BookieEngine) Open(dir string, cacheBytes int64) error {
 		return errors.Wrap(err, "bench")
 	}
 	e.ix, err = entrylocation.Open(dir, &entrylocation.Options{Engine: o})
+	e.dir, e.opts = dir, o
 	return err
 }
 

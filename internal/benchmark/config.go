@@ -18,6 +18,11 @@ type Config struct {
 	UseExisting bool
 
 	Ledgers, Entries, FlushEntries int64
+	// LoadVia is how the load phase fills the index: "write" (the synced
+	// batches, the default) or "ingest" (the same entries written into
+	// tables outside the DB and ingested, as `bookie-index rebuild` builds
+	// an index; engines that implement Ingester only).
+	LoadVia string
 
 	Layout       string // partitioned or full
 	CommonPrefix bool
@@ -57,6 +62,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.Ledgers, "ledgers", 1000, "ledgers")
 	fs.Int64Var(&c.Entries, "entries", 50000, "entries per ledger")
 	fs.Int64Var(&c.FlushEntries, "flush-entries", 1000, "entries per ledger in each flush batch")
+	fs.StringVar(&c.LoadVia, "load-via", LoadViaWrite, "how the load fills the index: write (synced batches) or ingest (bookie-index: the same entries in tables built outside the DB and ingested, as bookie-index rebuild does)")
 	fs.StringVar(&c.Layout, "layout", "partitioned", "table layout: partitioned (index and filter partitions) or full (one filter, one-level index)")
 	fs.Func("common-prefix", "store each block's common key prefix once: on or off (default on)", func(s string) error {
 		switch s {
@@ -127,6 +133,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Ledgers <= 0 || c.Entries <= 0 || c.FlushEntries <= 0:
 		return errors.New("--ledgers, --entries and --flush-entries must be positive")
+	case c.LoadVia != "" && c.LoadVia != LoadViaWrite && c.LoadVia != LoadViaIngest:
+		return errors.Newf("--load-via %q: accepted %s, %s", c.LoadVia, LoadViaWrite, LoadViaIngest)
 	case c.Threads <= 0:
 		return errors.New("--threads must be positive")
 	case c.Layout != "partitioned" && c.Layout != "full":
@@ -141,6 +149,20 @@ func (c *Config) Validate() error {
 		return errors.New("--delete-fraction must be in (0, 1)")
 	}
 	return nil
+}
+
+// The ways the load phase fills the index (Config.LoadVia).
+const (
+	LoadViaWrite  = "write"
+	LoadViaIngest = "ingest"
+)
+
+// EffectiveLoadVia is LoadVia, "write" if unset.
+func (c *Config) EffectiveLoadVia() string {
+	if c.LoadVia == "" {
+		return LoadViaWrite
+	}
+	return c.LoadVia
 }
 
 // Keys returns the number of keys the load writes.

@@ -1,5 +1,7 @@
 package benchmark
 
+import "iter"
+
 // Entry is one entry location.
 type Entry struct {
 	Ledger, EntryID, Location int64
@@ -59,6 +61,15 @@ type Engine interface {
 type IdleWaiter interface {
 	// WaitIdle waits until that work is done.
 	WaitIdle() error
+}
+
+// Ingester is an Engine that can load the workload by ingesting tables
+// built outside the store (--load-via ingest), as an index rebuild does.
+type Ingester interface {
+	// IngestSorted writes entries, which come in key order, into tables
+	// and ingests them into the empty store; it returns the number of
+	// tables.
+	IngestSorted(entries iter.Seq[Entry]) (tables int, err error)
 }
 
 // Reader does lookups for one goroutine and counts their work.

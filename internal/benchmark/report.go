@@ -10,8 +10,11 @@ import (
 
 // LoadRow is the load phase's result.
 type LoadRow struct {
-	Engine          string  `json:"engine"`
-	Phase           string  `json:"phase"`
+	Engine string `json:"engine"`
+	Phase  string `json:"phase"`
+	// LoadVia is how the index was filled: "write" (synced batches) or
+	// "ingest" (tables built outside the DB and ingested, --load-via).
+	LoadVia         string  `json:"load_via"`
 	Layout          string  `json:"layout"`
 	Keys            int64   `json:"keys"`
 	WriteKeysPerSec float64 `json:"write_keys_per_sec"`
@@ -70,8 +73,8 @@ func (r *reporter) emit(row interface{}) {
 	}
 	switch row := row.(type) {
 	case LoadRow:
-		fmt.Fprintf(r.w, "\nload (%s, %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
-			row.Engine, row.Layout, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
+		fmt.Fprintf(r.w, "\nload (%s, %s, via %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
+			row.Engine, row.Layout, row.LoadVia, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
 		fmt.Fprintf(r.w, "  tables per level %v, %d table bytes (%.2f bytes/key), peak RSS %s\n",
 			row.TablesPerLevel, row.TableBytes, row.BytesPerKey, formatMiB(row.PeakRSSBytes))
 		fmt.Fprintf(r.w, "  bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",

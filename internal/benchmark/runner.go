@@ -25,6 +25,9 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := CheckEngines(cfg, engines); err != nil {
+		return err
+	}
 	dir := cfg.Dir
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "bookie-index-bench-")
@@ -38,8 +41,8 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 	}
 	rep := &reporter{w: out, json: cfg.JSON}
 	if !cfg.JSON {
-		fmt.Fprintf(out, "bookie-index bench: %d ledgers × %d entries = %d keys, batches of %d entries per ledger, %d threads, warm-up %s, %s measured\n",
-			cfg.Ledgers, cfg.Entries, cfg.Keys(), cfg.FlushEntries, cfg.Threads, cfg.Warmup, cfg.Duration)
+		fmt.Fprintf(out, "bookie-index bench: %d ledgers × %d entries = %d keys, loaded via %s (batches of %d entries per ledger), %d threads, warm-up %s, %s measured\n",
+			cfg.Ledgers, cfg.Entries, cfg.Keys(), cfg.EffectiveLoadVia(), cfg.FlushEntries, cfg.Threads, cfg.Warmup, cfg.Duration)
 		fmt.Fprintf(out, "layout %s, common prefix %v, block size %d, bloom bits %d, compression %s, target file size %s, write buffer %s, dir %s\n",
 			cfg.Layout, cfg.CommonPrefix, cfg.BlockSize, cfg.BloomBits, cfg.Compression, FormatSize(cfg.EffectiveTargetFileSize()),
 			FormatSize(cfg.EffectiveWriteBuffer()), dir)
@@ -51,6 +54,20 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 		}
 		if err := r.run(); err != nil {
 			return errors.Wrapf(err, "benchmark: %s", e.Name())
+		}
+	}
+	return nil
+}
+
+// CheckEngines reports settings that an engine cannot run, before any
+// engine runs: --load-via ingest on an engine that is no Ingester.
+func CheckEngines(cfg *Config, engines []Engine) error {
+	if cfg.EffectiveLoadVia() != LoadViaIngest || !cfg.has("load") || cfg.UseExisting {
+		return nil
+	}
+	for _, e := range engines {
+		if _, ok := e.(Ingester); !ok {
+			return errors.Newf("--load-via ingest: engine %s cannot ingest tables (bookie-index only; load it with --load-via write)", e.Name())
 		}
 	}
 	return nil
@@ -158,66 +175,6 @@ func (s *locationSequence) next() int64 {
 	loc := s.log<<32 | (s.offset + 4)
 	s.offset += 1028
 	return loc
-}
-
-// load writes the workload: batch k holds entries [k·F, (k+1)·F) of every
-// ledger, in key order, each batch synced, then waits for compactions.
-func (r *runner) load() error {
-	cfg := r.cfg
-	rss := startRSSSampler()
-	seq := &locationSequence{log: 1, offset: 1024}
-	batches := (cfg.Entries + cfg.FlushEntries - 1) / cfg.FlushEntries
-	entries := make([]Entry, 0, cfg.Ledgers*cfg.FlushEntries)
-	start := time.Now()
-	for k := int64(0); k < batches; k++ {
-		entries = entries[:0]
-		hi := min((k+1)*cfg.FlushEntries, cfg.Entries)
-		for l := int64(0); l < cfg.Ledgers; l++ {
-			for e := k * cfg.FlushEntries; e < hi; e++ {
-				entries = append(entries, Entry{Ledger: l, EntryID: e, Location: seq.next()})
-			}
-		}
-		if err := r.e.WriteBatch(entries); err != nil {
-			rss.finish()
-			return errors.Wrapf(err, "load: batch %d", k)
-		}
-		written := hi * cfg.Ledgers
-		r.logf("load: batch %d/%d, %.0f keys/s", k+1, batches, float64(written)/time.Since(start).Seconds())
-	}
-	writeTime := time.Since(start)
-	r.logf("load: waiting for compactions to settle")
-	settleStart := time.Now()
-	if err := r.e.Settle(); err != nil {
-		rss.finish()
-		return err
-	}
-	settle := time.Since(settleStart)
-	var idle time.Duration
-	if w, ok := r.e.(IdleWaiter); ok {
-		r.logf("load: waiting for the work done once writes stop")
-		idleStart := time.Now()
-		if err := w.WaitIdle(); err != nil {
-			rss.finish()
-			return err
-		}
-		idle = time.Since(idleStart)
-	}
-	r.endProgress()
-	st, err := r.e.Storage()
-	if err != nil {
-		rss.finish()
-		return err
-	}
-	keys := cfg.Keys()
-	r.rep.emit(LoadRow{
-		Engine: r.e.Name(), Phase: "load", Layout: cfg.Layout, Keys: keys,
-		WriteKeysPerSec: float64(keys) / writeTime.Seconds(), TotalKeysPerSec: float64(keys) / (writeTime + settle).Seconds(),
-		WriteSeconds: writeTime.Seconds(), SettleSeconds: settle.Seconds(), IdleSeconds: idle.Seconds(),
-		TableBytes: st.TableBytes, BytesPerKey: float64(st.TableBytes) / float64(keys),
-		TablesPerLevel: st.TablesPerLevel, BytesByTier: st.BytesByTier, MaxFilterBlockBytes: st.MaxFilterBlockBytes,
-		PeakRSSBytes: rss.finish(),
-	})
-	return nil
 }
 
 // opFunc does one operation of a phase; it returns whether it found.

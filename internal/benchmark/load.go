@@ -1,0 +1,150 @@
+package benchmark
+
+import (
+	"iter"
+	"time"
+
+	"github.com/cockroachdb/errors"
+)
+
+// locationsPerLog is how many locations a locationSequence hands out per
+// log: the offsets 1024 + j·1028 whose entry ends within the GiB.
+const locationsPerLog = (1<<30-2052)/1028 + 1
+
+// loadLocation is the location of the i-th entry the load writes: what
+// the i-th call of next returns on a locationSequence{log: 1, offset:
+// 1024}, computed directly so that the entries can also be produced in
+// key order (--load-via ingest).
+func loadLocation(i int64) int64 {
+	log, j := 1+i/locationsPerLog, i%locationsPerLog
+	return log<<32 | (1024 + j*1028 + 4)
+}
+
+// loadIndex is the position of (ledger, entry) in the load's write order:
+// batch k = entry/F holds entries [k·F, (k+1)·F) of every ledger in turn.
+func (c *Config) loadIndex(ledger, entry int64) int64 {
+	lo := entry / c.FlushEntries * c.FlushEntries
+	width := min(c.FlushEntries, c.Entries-lo)
+	return lo*c.Ledgers + ledger*width + (entry - lo)
+}
+
+// loadEntry is the entry the load writes for (ledger, entry).
+func (c *Config) loadEntry(ledger, entry int64) Entry {
+	return Entry{Ledger: ledger, EntryID: entry, Location: loadLocation(c.loadIndex(ledger, entry))}
+}
+
+// sortedLoad yields every entry of the load in key order (ledger, then
+// entry), with the locations the batched writes give them.
+func (c *Config) sortedLoad() iter.Seq[Entry] {
+	return func(yield func(Entry) bool) {
+		for l := range c.Ledgers {
+			for e := range c.Entries {
+				if !yield(c.loadEntry(l, e)) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// load fills the index with the workload, by --load-via: written as
+// batches (writeLoad) or ingested as tables (ingestLoad); then it waits
+// for compactions to settle and reports the load row.
+func (r *runner) load() error {
+	cfg := r.cfg
+	rss := startRSSSampler()
+	start := time.Now()
+	var err error
+	if cfg.EffectiveLoadVia() == LoadViaIngest {
+		err = r.ingestLoad()
+	} else {
+		err = r.writeLoad()
+	}
+	if err != nil {
+		rss.finish()
+		return err
+	}
+	writeTime := time.Since(start)
+	r.logf("load: waiting for compactions to settle")
+	settleStart := time.Now()
+	if err := r.e.Settle(); err != nil {
+		rss.finish()
+		return err
+	}
+	settle := time.Since(settleStart)
+	var idle time.Duration
+	if w, ok := r.e.(IdleWaiter); ok {
+		r.logf("load: waiting for the work done once writes stop")
+		idleStart := time.Now()
+		if err := w.WaitIdle(); err != nil {
+			rss.finish()
+			return err
+		}
+		idle = time.Since(idleStart)
+	}
+	r.endProgress()
+	st, err := r.e.Storage()
+	if err != nil {
+		rss.finish()
+		return err
+	}
+	keys := cfg.Keys()
+	r.rep.emit(LoadRow{
+		Engine: r.e.Name(), Phase: "load", LoadVia: cfg.EffectiveLoadVia(), Layout: cfg.Layout, Keys: keys,
+		WriteKeysPerSec: float64(keys) / writeTime.Seconds(), TotalKeysPerSec: float64(keys) / (writeTime + settle).Seconds(),
+		WriteSeconds: writeTime.Seconds(), SettleSeconds: settle.Seconds(), IdleSeconds: idle.Seconds(),
+		TableBytes: st.TableBytes, BytesPerKey: float64(st.TableBytes) / float64(keys),
+		TablesPerLevel: st.TablesPerLevel, BytesByTier: st.BytesByTier, MaxFilterBlockBytes: st.MaxFilterBlockBytes,
+		PeakRSSBytes: rss.finish(),
+	})
+	return nil
+}
+
+// writeLoad writes the workload: batch k holds entries [k·F, (k+1)·F) of
+// every ledger, in key order, each batch synced.
+func (r *runner) writeLoad() error {
+	cfg := r.cfg
+	batches := (cfg.Entries + cfg.FlushEntries - 1) / cfg.FlushEntries
+	entries := make([]Entry, 0, cfg.Ledgers*cfg.FlushEntries)
+	start := time.Now()
+	for k := int64(0); k < batches; k++ {
+		entries = entries[:0]
+		hi := min((k+1)*cfg.FlushEntries, cfg.Entries)
+		for l := int64(0); l < cfg.Ledgers; l++ {
+			for e := k * cfg.FlushEntries; e < hi; e++ {
+				entries = append(entries, cfg.loadEntry(l, e))
+			}
+		}
+		if err := r.e.WriteBatch(entries); err != nil {
+			return errors.Wrapf(err, "load: batch %d", k)
+		}
+		written := hi * cfg.Ledgers
+		r.logf("load: batch %d/%d, %.0f keys/s", k+1, batches, float64(written)/time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// ingestLoad loads the same entries as writeLoad by ingesting tables built
+// from them in key order (Ingester; Run checked that the engine is one).
+func (r *runner) ingestLoad() error {
+	cfg := r.cfg
+	ing := r.e.(Ingester)
+	start := time.Now()
+	var n int64
+	entries := func(yield func(Entry) bool) {
+		for en := range cfg.sortedLoad() {
+			if !yield(en) {
+				return
+			}
+			if n++; n%(1<<20) == 0 {
+				r.logf("load: %d/%d keys into tables, %.0f keys/s", n, cfg.Keys(), float64(n)/time.Since(start).Seconds())
+			}
+		}
+	}
+	tables, err := ing.IngestSorted(entries)
+	if err != nil {
+		return errors.Wrap(err, "load: ingest")
+	}
+	r.logf("load: ingested %d tables", tables)
+	return nil
+}

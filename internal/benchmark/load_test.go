@@ -1,0 +1,250 @@
+package benchmark
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/stretchr/testify/require"
+)
+
+// TestLoadLocations checks that the load's closed-form locations are the
+// ones its batched writes used to take from a locationSequence: in write
+// order, across two log rolls, and for a last batch shorter than the rest.
+func TestLoadLocations(t *testing.T) {
+	seq := &locationSequence{log: 1, offset: 1024}
+	for i := int64(0); i < 2*locationsPerLog+10; i++ {
+		if got, want := loadLocation(i), seq.next(); got != want {
+			require.Equal(t, want, got, "location %d", i)
+		}
+	}
+	cfg := &Config{Ledgers: 7, Entries: 23, FlushEntries: 5}
+	var i int64
+	for k := int64(0); k*cfg.FlushEntries < cfg.Entries; k++ {
+		for l := range cfg.Ledgers {
+			for e := k * cfg.FlushEntries; e < min((k+1)*cfg.FlushEntries, cfg.Entries); e++ {
+				require.Equal(t, i, cfg.loadIndex(l, e), "ledger %d entry %d", l, e)
+				i++
+			}
+		}
+	}
+	var sorted []Entry
+	for en := range cfg.sortedLoad() {
+		sorted = append(sorted, en)
+	}
+	require.Len(t, sorted, int(cfg.Keys()))
+	for j := 1; j < len(sorted); j++ {
+		a, b := sorted[j-1], sorted[j]
+		require.True(t, a.Ledger < b.Ledger || a.Ledger == b.Ledger && a.EntryID < b.EntryID, "key order at %d", j)
+	}
+}
+
+// loadBoth loads the same workload into two indexes, one written (synced
+// batches, then flushed and compacted to the last level, as a settled
+// index ends up) and one ingested (--load-via ingest), and returns them
+// open with a cache that holds everything.
+func loadBoth(t *testing.T, cfg Config) (written, ingested *BookieEngine) {
+	dir := t.TempDir()
+	open := func(via string) *BookieEngine {
+		c := cfg
+		c.LoadVia = via
+		e := NewBookieEngine(&c)
+		var out bytes.Buffer
+		r := &runner{cfg: &c, e: e, dir: filepath.Join(dir, via), rep: &reporter{w: &out, json: true}}
+		require.NoError(t, e.Open(r.dir, 64<<20))
+		require.NoError(t, r.load())
+		var row LoadRow
+		require.NoError(t, json.Unmarshal(out.Bytes(), &row), out.String())
+		require.Equal(t, via, row.LoadVia)
+		require.Equal(t, cfg.Keys(), row.Keys)
+		if via == LoadViaWrite {
+			require.NoError(t, e.ix.DB().Compact(context.Background(), nil, nil))
+		}
+		// Reopen: the reads below start from the table files alone.
+		require.NoError(t, e.Close())
+		require.NoError(t, e.Open(r.dir, 64<<20))
+		t.Cleanup(func() { _ = e.Close() })
+		return e
+	}
+	return open(LoadViaWrite), open(LoadViaIngest)
+}
+
+// TestIngestedReadsLikeCompacted is seed 004's check (RocksDB's ingested
+// tables with a global sequence number took a slower comparator path in
+// block seeks): an ingested index and a written, compacted one of the same
+// entries hold the same tables — every one in the last level, every entry
+// at sequence number 0 as a SET — and answer the same gets and floors
+// with the same block reads and cache hits, lookup by lookup. There is no
+// per-table state in the read path that could tell them apart: tables are
+// opened with the DB's ReaderOptions alone, and a seek compares suffixes
+// and trailers with the same functions (block.Iter.compareRestartValue,
+// compareCurrent, base.CompareTrailers) on the same bytes.
+func TestIngestedReadsLikeCompacted(t *testing.T) {
+	cfg := Config{
+		Ledgers: 50, Entries: 2000, FlushEntries: 500, Layout: "partitioned", CommonPrefix: true,
+		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
+		// Every lookup probes its filter: by default a table samples at
+		// random which lookups score its filter's use (sstable/get.go),
+		// so two indexes would drift apart in filter probes, lookup by
+		// lookup, whatever their tables.
+		AlwaysLoadFilters:   true,
+		IdleCompactionDelay: -1, CacheSizes: []int64{64 << 20}, Threads: 1, Phases: []string{"load"}, DeleteFraction: 0.5,
+	}
+	written, ingested := loadBoth(t, cfg)
+	last := written.opts.NumLevels - 1
+
+	// The same tables, entry for entry and block for block.
+	wt, err := written.ix.DB().Tables()
+	require.NoError(t, err)
+	it, err := ingested.ix.DB().Tables()
+	require.NoError(t, err)
+	require.Greater(t, len(wt), 2, "several tables, so that lookups cross table boundaries")
+	require.Equal(t, len(wt), len(it), "tables cut at the same target size")
+	for i := range wt {
+		for _, ti := range []lsm.TableInfo{wt[i], it[i]} {
+			require.Equal(t, last, ti.Level, "table %s", ti.Path)
+			require.Zero(t, ti.LargestSeqNum, "table %s", ti.Path)
+			require.Zero(t, ti.Properties.LargestSeqNum, "table %s", ti.Path)
+		}
+		require.Equal(t, wt[i].Smallest, it[i].Smallest, "table %d", i)
+		require.Equal(t, wt[i].Largest, it[i].Largest, "table %d", i)
+		require.Equal(t, wt[i].Entries, it[i].Entries, "table %d", i)
+		wb, ib := tableBlocks(t, wt[i].Path), tableBlocks(t, it[i].Path)
+		require.Equal(t, wb, ib, "table %d: the same blocks at the same offsets", i)
+		// Byte for byte, even: the manual compaction writes the last level
+		// in one stream, cut at the same target size, with the same writer
+		// and options as the ingest's tables, and at the bottom every
+		// trailer is (0, SET) either way.
+		wf, err := os.ReadFile(wt[i].Path)
+		require.NoError(t, err)
+		inf, err := os.ReadFile(it[i].Path)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(wf, inf), "table %d: %s and %s differ (%d and %d bytes)", i, wt[i].Path, it[i].Path, len(wf), len(inf))
+		we, ie := tableEntries(t, wt[i].Path), tableEntries(t, it[i].Path)
+		require.Equal(t, we, ie, "table %d", i)
+		for _, e := range we {
+			require.Equal(t, lsm.TableEntry{Key: e.Key, SeqNum: 0, Kind: "SET", Value: e.Value}, e)
+		}
+	}
+
+	// The same answers and the same work per lookup on a warm cache.
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	type op struct {
+		floor         bool
+		ledger, entry int64
+	}
+	ops := make([]op, 4000)
+	for i := range ops {
+		ops[i] = op{floor: rng.Intn(4) == 0, ledger: rng.Int63n(cfg.Ledgers + 2), entry: rng.Int63n(cfg.Entries + 10)}
+	}
+	do := func(e *BookieEngine, o op, stats *lsm.ReadStats) int64 {
+		if o.floor {
+			last, err := e.ix.GetLastEntryInLedgerStats(o.ledger, stats)
+			if err != nil {
+				return -1 // no entry (ledgers past the last)
+			}
+			return last
+		}
+		loc, err := e.ix.GetLocationStats(o.ledger, o.entry, stats)
+		require.NoError(t, err)
+		return loc
+	}
+	for _, e := range []*BookieEngine{written, ingested} { // warm the cache: every block
+		for l := range cfg.Ledgers {
+			do(e, op{floor: true, ledger: l}, nil)
+			for en := range cfg.Entries {
+				do(e, op{ledger: l, entry: en}, nil)
+			}
+		}
+		for _, o := range ops {
+			do(e, o, nil)
+		}
+	}
+	var hits int64
+	for i, o := range ops {
+		var ws, is lsm.ReadStats
+		wv, iv := do(written, o, &ws), do(ingested, o, &is)
+		require.Equal(t, wv, iv, "op %d %+v", i, o)
+		switch {
+		case o.ledger >= cfg.Ledgers:
+			require.Contains(t, []int64{-1, 0}, wv, "op %d %+v: a ledger never written", i, o)
+		case o.floor:
+			require.Equal(t, cfg.Entries-1, wv, "op %d %+v", i, o)
+		case o.entry < cfg.Entries:
+			require.Equal(t, cfg.loadEntry(o.ledger, o.entry).Location, wv, "op %d %+v", i, o)
+		default:
+			require.Zero(t, wv, "op %d %+v: an entry never written", i, o)
+		}
+		require.Equal(t, ws, is, "op %d %+v: the same blocks and cache hits", i, o)
+		require.Zero(t, ws.DataReads+ws.IndexReads+ws.FilterReads, "op %d %+v: the cache is warm: %+v", i, o, ws)
+		hits += ws.CacheHits
+	}
+	require.Greater(t, hits, int64(len(ops)), "the lookups count their cache hits")
+}
+
+func tableBlocks(t *testing.T, path string) []lsm.TableBlock {
+	tb, err := lsm.OpenTable(vfs.Default, path)
+	require.NoError(t, err)
+	defer tb.Close()
+	b, err := tb.Blocks()
+	require.NoError(t, err)
+	return b
+}
+
+func tableEntries(t *testing.T, path string) []lsm.TableEntry {
+	tb, err := lsm.OpenTable(vfs.Default, path)
+	require.NoError(t, err)
+	defer tb.Close()
+	var out []lsm.TableEntry
+	require.NoError(t, tb.Scan(func(e lsm.TableEntry) error {
+		e.Key, e.Value = bytes.Clone(e.Key), bytes.Clone(e.Value)
+		out = append(out, e)
+		return nil
+	}))
+	return out
+}
+
+// TestRunIngestLoad runs the bench with --load-via ingest: the load row
+// says so, every table is in the last level, and the get phase (which
+// fails unless every key is found) passes. An engine that cannot ingest
+// is refused before anything runs.
+func TestRunIngestLoad(t *testing.T) {
+	cfg := Config{
+		Dir: t.TempDir(), Ledgers: 20, Entries: 3000, FlushEntries: 1000, LoadVia: LoadViaIngest, Layout: "full", CommonPrefix: true,
+		BlockSize: 4096, BloomBits: 10, Compression: "none", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
+		CacheSizes: []int64{16 << 20}, Threads: 2, Warmup: 20 * time.Millisecond, Duration: 50 * time.Millisecond,
+		Phases: []string{"load", "get", "floor"}, DeleteFraction: 0.5, JSON: true,
+	}
+	var out bytes.Buffer
+	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
+	var load LoadRow
+	require.NoError(t, json.Unmarshal(bytes.SplitN(out.Bytes(), []byte("\n"), 2)[0], &load), out.String())
+	require.Equal(t, "load", load.Phase)
+	require.Equal(t, LoadViaIngest, load.LoadVia)
+	require.Equal(t, cfg.Keys(), load.Keys)
+	tables := 0
+	for level, n := range load.TablesPerLevel {
+		if level < len(load.TablesPerLevel)-1 {
+			require.Zero(t, n, "level %d: ingested tables go to the last level", level)
+		}
+		tables += n
+	}
+	require.Greater(t, tables, 1)
+	require.Contains(t, out.String(), `"phase":"floor"`)
+
+	cfg.Dir = t.TempDir()
+	notIngester := struct{ Engine }{NewBookieEngine(&cfg)}
+	err := Run(&cfg, []Engine{NewBookieEngine(&cfg), notIngester}, &out, nil)
+	require.ErrorContains(t, err, "--load-via ingest: engine bookie-index cannot ingest")
+	require.NoDirExists(t, filepath.Join(cfg.Dir, "bookie-index"), "refused before the first engine ran")
+
+	cfg.LoadVia = "sideways"
+	require.ErrorContains(t, cfg.Validate(), "--load-via")
+}
