@@ -430,17 +430,22 @@ func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) 
 	// and above are >= it. Any probe inside [lo, hi) keeps it, so the
 	// probes may be guessed, each a likely cache miss saved:
 	//
-	//   - Once a probed restart key is in the target's run (they differ
-	//     only in their last 8 bytes: the same ledger), and the restart
-	//     stride is known, jump: in a dense run the target's restart point
-	//     is (target - probe) / stride restarts away. Two probes (the
-	//     restart at or above the target, the one below) then end the
-	//     search wherever the run lies in the block.
+	//   - With the restart stride known, jump by the key distance: keys
+	//     that differ only in their last 8 bytes are a run (for
+	//     entry-location keys, a ledger), and a dense run advances its tail
+	//     by stride per restart. From a probe in the target's run the jump
+	//     lands on the target's restart point. A target past the end of
+	//     its run (a floor's bound) belongs at the first restart of the
+	//     next run: once a probe in the target's run was below it and the
+	//     probe above it is in another run, jump to that run's first
+	//     restart (runs are guessed to start at tail 0, as ledgers do). A
+	//     jump onto a restart already probed tries its neighbour, the one
+	//     probe that then ends the search.
 	//   - Otherwise interpolate between the restart keys known to bracket
 	//     the target, on the first 8 bytes after the common prefix: a block
-	//     of many small ledgers is linear in those bytes. A block of two or
+	//     of many small ledgers is linear in those bytes; a block of two or
 	//     three long ledgers is not (a ledger boundary is a jump), which is
-	//     why the run jump comes first.
+	//     why the run jumps come first.
 	//
 	// After a few guesses of either kind the search halves, so adversarial
 	// keys cost at most a few extra probes.
@@ -448,16 +453,34 @@ func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) 
 	tv := keyValue(suffix)
 	var loV, hiV uint64 // values of restarts lo-1 and hi, when known
 	haveLo, haveHi := false, false
-	near, nearTail := -1, uint64(0) // a probed restart in the target's run
 	tTail := tailValue(suffix)
-	jumps := 0
-	for guesses := 0; lo < hi; {
+	inRun, inRunTail, inRunAbove := -1, uint64(0), false // a probe in the target's run, not yet jumped from
+	runBelow := false                                    // a probe in the target's run was below it
+	hiOther, hiTail := false, uint64(0)                  // restart hi is in another run; its tail
+	for guesses, jumps := 0, 0; lo < hi; {
 		mid := int(uint(lo+hi) >> 1)
-		switch {
-		case near >= 0 && jumps < maxRunJumps:
-			mid = it.runJump(near, nearTail, tTail, lo, hi)
-			jumps++
-		case guesses < 4 && hi-lo > 4:
+		guessed := false
+		if jumps < maxRunJumps {
+			g := -1
+			if inRun >= 0 {
+				g = it.runJump(inRun, inRunTail, tTail, inRunAbove)
+				inRun = -1
+			}
+			if (g < lo || g >= hi) && runBelow && hiOther {
+				// Jump to the start of the run above only if at most a
+				// couple of runs as long as its part above that start
+				// can lie between: across many short runs a walk run by
+				// run costs more than interpolating.
+				if ng := it.runJump(hi, hiTail, 0, true); ng == hi-1 || ng-lo <= 2*(hi-ng) {
+					g = ng
+				}
+			}
+			if g >= lo && g < hi {
+				mid, guessed = g, true
+				jumps++
+			}
+		}
+		if !guessed && guesses < 4 && hi-lo > 4 {
 			switch {
 			case !haveLo:
 				mid = lo
@@ -474,38 +497,55 @@ func (it *Iter) searchRestarts(suffix []byte, trailer base.Trailer) (int, bool) 
 		if !ok {
 			return 0, it.corrupt(it.restart(mid))
 		}
-		if it.restartStride > 0 && sameRun(key, suffix) {
-			near, nearTail = mid, tailValue(key)
+		same := false
+		if it.restartStride > 0 {
+			if same = sameRun(key, suffix); same {
+				inRun, inRunTail, inRunAbove = mid, tailValue(key), c >= 0
+				runBelow = runBelow || c < 0
+			}
 		}
 		if c < 0 {
 			lo, loV, haveLo = mid+1, v, true
 		} else {
 			hi, hiV, haveHi = mid, v, true
+			hiOther = it.restartStride > 0 && !same
+			if hiOther {
+				hiTail = tailValue(key)
+			}
 		}
 	}
 	return lo, true
 }
 
-// maxRunJumps bounds the run jumps of one search: a dense run needs two.
-const maxRunJumps = 4
+// maxRunJumps bounds the run jumps of one search: a get takes two, a
+// floor's bound in a block of three ledgers four.
+const maxRunJumps = 6
 
-// runJump guesses the first restart point >= the target from restart near,
-// in the target's run, whose last 8 key bytes are nearTail: in a dense run
-// restart near+j holds nearTail + j*stride.
-func (it *Iter) runJump(near int, nearTail, tTail uint64, lo, hi int) int {
+// runJump guesses the first restart point >= a key of tail toTail in the
+// run of restart from, whose tail is fromTail: in a dense run restart
+// from+j holds fromTail + j*stride. A guess of from itself, already
+// probed, becomes its neighbour on the target's side (above: restart from
+// is >= the target).
+func (it *Iter) runJump(from int, fromTail, toTail uint64, above bool) int {
 	s, limit := it.restartStride, uint64(it.numRestarts)
-	var g int
-	if tTail >= nearTail {
-		d := tTail - nearTail // the first j with j*s >= d
+	g := from
+	if toTail >= fromTail {
+		d := toTail - fromTail // the first j with j*s >= d
 		j := d / s
 		if d%s != 0 {
 			j++
 		}
-		g = near + int(min(j, limit))
+		g += int(min(j, limit))
 	} else {
-		g = near - int(min((nearTail-tTail)/s, limit)) // the last j with j*s <= d
+		g -= int(min((fromTail-toTail)/s, limit)) // the last j with j*s <= d
 	}
-	return min(max(g, lo), hi-1)
+	if g == from {
+		if above {
+			return from - 1
+		}
+		return from + 1
+	}
+	return g
 }
 
 // sameRun reports whether two key suffixes of one block differ at most in

@@ -13,7 +13,7 @@ import (
 // coldBlocks builds numBlocks 64 KiB blocks of consecutive entry-location
 // keys, entriesPerLedger to a ledger (0: one endless ledger), and picks
 // targets in each: gets (existing keys spread over the block) and floors
-// (the first key of the next ledger, as GetLastEntryInLedger seeks below).
+// (the bound GetLastEntryInLedger seeks below).
 func coldBlocks(numBlocks int, entriesPerLedger uint64) (blocks [][]byte, gets, floors [][][]byte) {
 	blocks = make([][]byte, numBlocks)
 	gets = make([][][]byte, numBlocks)
@@ -34,9 +34,11 @@ func coldBlocks(numBlocks int, entriesPerLedger uint64) (blocks [][]byte, gets, 
 			bld.Add(k, base.MakeTrailer(0, base.KindSet), binary.BigEndian.AppendUint64(nil, 1<<32|(1028*e+4)))
 		}
 		if entriesPerLedger > 0 {
+			// GetLastEntryInLedger's bound, (L, 2^63), of each ledger
+			// that ends in the block (the index sends its floor here).
 			first, last := 123+(e-uint64(bld.entries))/entriesPerLedger, 123+(e-1)/entriesPerLedger
-			for l := first; l <= last; l++ {
-				floors[bi] = append(floors[bi], entryLocationKey(l+1, 0))
+			for l := first; l < max(last, first+1); l++ {
+				floors[bi] = append(floors[bi], entryLocationKey(l, 1<<63))
 			}
 		}
 		blocks[bi] = append([]byte(nil), bld.Finish()...)
@@ -75,8 +77,8 @@ func BenchmarkSeekGECold(b *testing.B) {
 	}
 }
 
-// BenchmarkSeekLTFloorCold is BenchmarkSeekGECold's floor: SeekLT to the
-// first key of the next ledger.
+// BenchmarkSeekLTFloorCold is BenchmarkSeekGECold's floor: SeekLT to
+// (L, 2^63), the bound of GetLastEntryInLedger(L).
 func BenchmarkSeekLTFloorCold(b *testing.B) {
 	for _, n := range []uint64{5000, 1000, 100} {
 		blocks, _, floors := coldBlocks(1000, n)
@@ -107,7 +109,7 @@ func BenchmarkSeekLTFloorCold(b *testing.B) {
 // TestRestartStrideJumpsInDenseRuns checks what the stride hint is for: in
 // blocks of two or three 5,000-entry ledgers, where interpolating on the
 // first key bytes misses at ledger boundaries, a seek reads few restart
-// keys, for gets and for floor targets (the next ledger's first key).
+// keys, for gets and for floor bounds ((L, 2^63), past the ledger's end).
 func TestRestartStrideJumpsInDenseRuns(t *testing.T) {
 	blocks, gets, floors := coldBlocks(20, 5000)
 	probesPerSeek := func(stride int, lt bool) float64 {
@@ -138,7 +140,7 @@ func TestRestartStrideJumpsInDenseRuns(t *testing.T) {
 	for _, lt := range []bool{false, true} {
 		with, without := probesPerSeek(24, lt), probesPerSeek(0, lt)
 		t.Logf("SeekLT=%v: %.2f probes per seek with the stride, %.2f without", lt, with, without)
-		require.Less(t, with, 5.0)
-		require.Less(t, with, 0.6*without)
+		require.Less(t, with, 7.0)
+		require.Less(t, with, 0.7*without)
 	}
 }
