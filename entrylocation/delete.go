@@ -22,11 +22,15 @@ func (ix *Index) Delete(ledgerID int64) error {
 	}
 	ix.deletedMu.Lock()
 	ix.deleted[ledgerID] = struct{}{}
+	ix.numDeleted.Store(int64(len(ix.deleted)))
 	ix.deletedMu.Unlock()
 	return nil
 }
 
 func (ix *Index) isMarkedDeleted(ledgerID int64) bool {
+	if ix.numDeleted.Load() == 0 {
+		return false // the common case, without the lock's shared write
+	}
 	ix.deletedMu.RLock()
 	_, ok := ix.deleted[ledgerID]
 	ix.deletedMu.RUnlock()
@@ -88,6 +92,7 @@ func (ix *Index) RemoveOffsetFromDeletedLedgers() error {
 	for _, l := range ledgers {
 		delete(ix.deleted, l)
 	}
+	ix.numDeleted.Store(int64(len(ix.deleted)))
 	ix.deletedMu.Unlock()
 	ix.logger.Info("Deleted indexes from ledgers", "count", len(ledgers), "duration", time.Since(start))
 	return nil

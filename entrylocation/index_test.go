@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/stretchr/testify/require"
@@ -427,4 +430,49 @@ func TestClosedBeforeBadInput(t *testing.T) {
 	require.ErrorIs(t, b.AddLocation(-1, 0, 0), ErrClosed)
 	//lint:ignore SA1012 a nil context on a closed index is the case under test
 	require.ErrorIs(t, ix.Compact(nil), ErrClosed)
+}
+
+// TestReadsRacingClose: point reads take no lock (enterRead), so one may
+// reach the engine while Close closes it. Each read must return its
+// location, or fail with ErrClosed; none may panic or answer wrongly.
+func TestReadsRacingClose(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		ix, err := Open("/index", memOptions(nil))
+		require.NoError(t, err)
+		for e := int64(0); e < 100; e++ {
+			require.NoError(t, ix.AddLocation(1, e, 1000+e))
+		}
+		var wg sync.WaitGroup
+		answered, closed := make([]int, 4), make([]int, 4)
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int64(0); ; i++ {
+					var got, want int64
+					var err error
+					if g%2 == 0 {
+						got, err = ix.GetLocation(1, i%100)
+						want = 1000 + i%100
+					} else {
+						got, err = ix.GetLastEntryInLedger(1)
+						want = 99
+					}
+					if errors.Is(err, ErrClosed) {
+						closed[g]++
+						return
+					}
+					if err != nil || got != want {
+						t.Errorf("read %d: %d, %v; want %d", i, got, err, want)
+						return
+					}
+					answered[g]++
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		require.NoError(t, ix.Close())
+		wg.Wait()
+		require.Equal(t, []int{1, 1, 1, 1}, closed, "every reader ends with ErrClosed")
+	}
 }

@@ -289,15 +289,15 @@ func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions)
 	if ro != nil {
 		snapshot, stats = ro.Snapshot, ro.Stats
 	}
-	rs := d.loadReadState()
 	if !d.generalFloorsOnly {
-		k, v, found, handled, err := d.lastInOneTable(rs, keyDst, valueDst, lower, upper, snapshot, stats)
+		k, v, found, handled, err := d.lastInOneTableStriped(keyDst, valueDst, lower, upper, snapshot, stats)
 		if handled || err != nil {
-			rs.unref()
 			return k, v, found, err
 		}
 	}
-	s, err := d.newIterStateOn(rs, lower, upper, snapshot, stats, true)
+	// The general path reads a state perhaps newer than the one-table
+	// path saw: either is a state current during the call.
+	s, err := d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats, true)
 	if err != nil {
 		return keyDst, valueDst, false, err
 	}

@@ -39,12 +39,31 @@ type lastInRangeScratch struct {
 	// lower and upper are the bounds copied: the pooled table iterator
 	// keeps them, and the caller's may live on its stack.
 	lower, upper []byte
+	// stripe is the read stripe the floor references its read state on
+	// (see readStripes).
+	stripe int
 }
 
-// lastInOneTable tries the one-table floor on the read state rs (the
-// caller's, which the general path then uses). handled is false when the
-// general path must answer.
-func (d *DB) lastInOneTable(rs *readState, keyDst, valueDst, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (key, value []byte, found, handled bool, err error) {
+// newLastInRangeScratch is the DB's lastInRangePool's New.
+func (d *DB) newLastInRangeScratch() any {
+	return &lastInRangeScratch{stripe: int(d.stripes.Add(1) % readStripes)}
+}
+
+// lastInOneTableStriped runs lastInOneTable on the current read state,
+// referenced on a stripe: a floor that the one table answers takes no
+// reference on the line every core updates.
+func (d *DB) lastInOneTableStriped(keyDst, valueDst, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (key, value []byte, found, handled bool, err error) {
+	sc := d.lastInRangePool.Get().(*lastInRangeScratch)
+	rs := d.loadReadStateStripe(sc.stripe)
+	key, value, found, handled, err = d.lastInOneTable(rs, sc, keyDst, valueDst, lower, upper, snapshot, stats)
+	rs.unrefStripe(sc.stripe)
+	d.lastInRangePool.Put(sc)
+	return key, value, found, handled, err
+}
+
+// lastInOneTable tries the one-table floor on the read state rs with the
+// scratch sc. handled is false when the general path must answer.
+func (d *DB) lastInOneTable(rs *readState, sc *lastInRangeScratch, keyDst, valueDst, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (key, value []byte, found, handled bool, err error) {
 	if lower == nil || upper == nil || bytes.Compare(lower, upper) >= 0 {
 		return keyDst, valueDst, false, false, nil
 	}
@@ -55,11 +74,6 @@ func (d *DB) lastInOneTable(rs *readState, keyDst, valueDst, lower, upper []byte
 	if snapshot != nil {
 		seq = snapshot.seq
 	}
-	sc, _ := d.lastInRangePool.Get().(*lastInRangeScratch)
-	if sc == nil {
-		sc = &lastInRangeScratch{}
-	}
-	defer d.lastInRangePool.Put(sc)
 	for _, m := range rs.memtables {
 		if m.mt.Empty() {
 			continue

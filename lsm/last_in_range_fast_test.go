@@ -51,7 +51,7 @@ func TestLastInOneTableMatchesGeneralPath(t *testing.T) {
 			d.generalFloorsOnly = false
 			require.NoError(t, wantErr)
 			rs := d.loadReadState()
-			k, v, found, ok, err := d.lastInOneTable(rs, nil, nil, lower, upper, snap, nil)
+			k, v, found, ok, err := d.lastInOneTable(rs, d.newLastInRangeScratch().(*lastInRangeScratch), nil, nil, lower, upper, snap, nil)
 			rs.unref()
 			require.NoError(t, err)
 			asked++

@@ -36,6 +36,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	}
 	d := &DB{dir: dir, opts: &o, fs: o.FS, tableOpts: o.TableOptions()}
 	d.getScratch.New = d.newGetScratch
+	d.lastInRangePool.New = d.newLastInRangeScratch
 	d.merge = newMerger(&o, &d.metrics)
 	d.mu.cond.L = &d.mu.Mutex
 	d.published = sync.NewCond(&d.publishMu)

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestGetsReleaseReadStates runs gets, which reference read states on
-// stripes (loadReadStateStripe), while flushes and compactions replace the
+// TestGetsReleaseReadStates runs gets and floors, which reference read
+// states on stripes (loadReadStateStripe), while flushes and compactions replace the
 // state many times a second. Every get must find its value (a state freed
 // under a get would have its tables deleted), and once the gets stop and
 // the next flush deletes obsolete files, the directory must hold exactly
@@ -47,6 +47,15 @@ func TestGetsReleaseReadStates(t *testing.T) {
 				case <-stop:
 					return
 				default:
+				}
+				if g == 0 { // floors reference states on stripes too
+					k, _, found, err := d.LastInRange(nil, nil, entryKey(0, 0), entryKey(1, 0), nil)
+					if err != nil || !found || string(k) != string(entryKey(0, 199)) {
+						t.Errorf("LastInRange(ledger 0) = %x, %v, %v", k, found, err)
+						return
+					}
+					gets[g]++
+					continue
 				}
 				e := (i*31 + uint64(g)) % 200
 				v, err := d.Get(entryKey(0, e))
