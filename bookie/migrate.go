@@ -553,7 +553,7 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 	rng := rand.New(rand.NewPCG(17, 3))
 	var samples []sample
 	var seen int64
-	sink := &tableSink{fs: m.o.FS, dir: m.tmp, opts: m.engine.TableOptions(), target: uint64(m.engine.TargetFileSizeBase)}
+	sink := newTableSink(m.o.FS, m.tmp, m.engine.TableOptions(), m.engine.TargetFileSizeBase)
 	var read int64
 	skip := func(k []byte, why string) {
 		m.res.Skipped++
@@ -571,7 +571,7 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 		}
 		if len(k) != 16 || len(v) != 8 {
 			_ = it.Close()
-			sink.abort()
+			sink.set.Abort()
 			return nil, nil, nil, errors.Newf("bookie: migrate: %s: key %x (%d bytes) with value %x (%d bytes): want 16 and 8 bytes",
 				m.res.LocationsPath, k, len(k), v, len(v))
 		}
@@ -599,7 +599,7 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 			m.res.Entries++
 			if err := sink.add(&locationEntry{ledgerID, entryID, loc}); err != nil {
 				_ = it.Close()
-				sink.abort()
+				sink.set.Abort()
 				return nil, nil, nil, errors.Wrap(err, "bookie: migrate")
 			}
 		}
@@ -613,10 +613,10 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 	}
 	err := errors.CombineErrors(it.Err(), it.Close())
 	if err != nil {
-		sink.abort()
+		sink.set.Abort()
 		return nil, nil, nil, errors.Wrapf(err, "bookie: migrate: reading %s", m.res.LocationsPath)
 	}
-	tables, err := sink.finish()
+	tables, err := sink.set.Finish()
 	if err != nil {
 		return nil, nil, nil, errors.Wrap(err, "bookie: migrate")
 	}

@@ -385,11 +385,11 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 
 	// Write disjoint tables: straight from memory, or from the merge of
 	// the runs.
-	tw := &tableSink{fs: o.FS, dir: tmpDir, opts: engine.TableOptions(), target: uint64(engine.TargetFileSizeBase)}
+	tw := newTableSink(o.FS, tmpDir, engine.TableOptions(), engine.TargetFileSizeBase)
 	if len(runPaths) == 0 {
 		for _, e := range sortRun(run) {
 			if err := tw.add(&e); err != nil {
-				tw.abort()
+				tw.set.Abort()
 				return err
 			}
 		}
@@ -401,15 +401,15 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 		}
 		res.Runs = len(runPaths)
 		if err := mergeRuns(o.FS, runPaths, tw.add); err != nil {
-			tw.abort()
+			tw.set.Abort()
 			return err
 		}
 	}
-	tables, err := tw.finish()
+	tables, err := tw.set.Finish()
 	if err != nil {
 		return err
 	}
-	res.Tables, res.Entries = len(tables), tw.entries
+	res.Tables, res.Entries = len(tables), tw.set.Entries()
 
 	db, err := lsm.Open(res.LocationsPath, engine)
 	if err != nil {
@@ -426,65 +426,18 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	return nil
 }
 
-// tableSink writes sorted entries into tables of about target bytes.
+// tableSink writes location entries into an lsm.TableSet.
 type tableSink struct {
-	fs      vfs.FS
-	dir     string
-	opts    lsm.TableOptions
-	target  uint64
-	w       *lsm.TableWriter
-	paths   []string
-	entries int64
-	key     [16]byte
-	value   [8]byte
+	set *lsm.TableSet
+}
+
+func newTableSink(fs vfs.FS, dir string, opts lsm.TableOptions, targetSize int64) *tableSink {
+	return &tableSink{set: lsm.NewTableSet(fs, dir, opts, targetSize)}
 }
 
 func (t *tableSink) add(e *locationEntry) error {
-	if t.w == nil {
-		path := filepath.Join(t.dir, fmt.Sprintf("table-%06d.sst", len(t.paths)))
-		w, err := lsm.CreateTable(t.fs, path, t.opts)
-		if err != nil {
-			return errors.Wrap(err, "bookie: rebuild")
-		}
-		t.w = w
-		t.paths = append(t.paths, path)
-	}
-	t.key, t.value = entrylocation.EncodeKey(e.ledgerID, e.entryID), entrylocation.EncodeLocation(e.location)
-	if err := t.w.Set(t.key[:], t.value[:]); err != nil {
-		return errors.Wrap(err, "bookie: rebuild: writing a table")
-	}
-	t.entries++
-	if t.w.EstimatedSize() >= t.target {
-		return t.closeTable()
-	}
-	return nil
-}
-
-func (t *tableSink) closeTable() error {
-	w := t.w
-	t.w = nil
-	if _, err := w.Close(); err != nil {
-		return errors.Wrap(err, "bookie: rebuild: finishing a table")
-	}
-	return nil
-}
-
-// finish closes the last table and returns the paths of all.
-func (t *tableSink) finish() ([]string, error) {
-	if t.w != nil {
-		if err := t.closeTable(); err != nil {
-			return nil, err
-		}
-	}
-	return t.paths, nil
-}
-
-// abort closes an unfinished table (the directory is removed anyway).
-func (t *tableSink) abort() {
-	if t.w != nil {
-		_, _ = t.w.Close()
-		t.w = nil
-	}
+	key, value := entrylocation.EncodeKey(e.ledgerID, e.entryID), entrylocation.EncodeLocation(e.location)
+	return errors.Wrap(t.set.Set(key[:], value[:]), "bookie: rebuild")
 }
 
 // syncDir makes the renames in dir durable.

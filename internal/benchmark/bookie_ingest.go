@@ -1,10 +1,8 @@
 package benchmark
 
 import (
-	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
@@ -40,14 +38,15 @@ func (e *BookieEngine) IngestSorted(entries iter.Seq[Entry]) (tables int, err er
 	}
 	defer func() { err = errors.CombineErrors(err, errors.Wrap(os.RemoveAll(tmp), "bench: ingest")) }()
 
-	sink := &tableSink{dir: tmp, opts: e.opts.TableOptions(), target: uint64(e.opts.TargetFileSizeBase)}
+	set := lsm.NewTableSet(vfs.Default, tmp, e.opts.TableOptions(), e.opts.TargetFileSizeBase)
 	for en := range entries {
-		if err = sink.add(en); err != nil {
-			sink.abort()
-			return 0, err
+		k, v := entrylocation.EncodeKey(en.Ledger, en.EntryID), entrylocation.EncodeLocation(en.Location)
+		if err = set.Set(k[:], v[:]); err != nil {
+			set.Abort()
+			return 0, errors.Wrap(err, "bench: ingest")
 		}
 	}
-	paths, err := sink.finish()
+	paths, err := set.Finish()
 	if err != nil {
 		return 0, err
 	}
@@ -65,59 +64,4 @@ func isEmpty(db *lsm.DB) (bool, error) {
 	}
 	found := it.First()
 	return !found, errors.CombineErrors(it.Error(), it.Close())
-}
-
-// tableSink writes sorted entries into tables of about target bytes, as
-// the rebuild's does.
-type tableSink struct {
-	dir    string
-	opts   lsm.TableOptions
-	target uint64
-	w      *lsm.TableWriter
-	paths  []string
-}
-
-func (t *tableSink) add(en Entry) error {
-	if t.w == nil {
-		path := filepath.Join(t.dir, fmt.Sprintf("table-%06d.sst", len(t.paths)))
-		w, err := lsm.CreateTable(vfs.Default, path, t.opts)
-		if err != nil {
-			return errors.Wrap(err, "bench: ingest")
-		}
-		t.w = w
-		t.paths = append(t.paths, path)
-	}
-	k, v := entrylocation.EncodeKey(en.Ledger, en.EntryID), entrylocation.EncodeLocation(en.Location)
-	if err := t.w.Set(k[:], v[:]); err != nil {
-		return errors.Wrap(err, "bench: ingest: writing a table")
-	}
-	if t.w.EstimatedSize() >= t.target {
-		return t.closeTable()
-	}
-	return nil
-}
-
-func (t *tableSink) closeTable() error {
-	w := t.w
-	t.w = nil
-	_, err := w.Close()
-	return errors.Wrap(err, "bench: ingest: finishing a table")
-}
-
-// finish closes the last table and returns the paths of all.
-func (t *tableSink) finish() ([]string, error) {
-	if t.w != nil {
-		if err := t.closeTable(); err != nil {
-			return nil, err
-		}
-	}
-	return t.paths, nil
-}
-
-// abort closes an unfinished table (its directory is removed anyway).
-func (t *tableSink) abort() {
-	if t.w != nil {
-		_, _ = t.w.Close()
-		t.w = nil
-	}
 }

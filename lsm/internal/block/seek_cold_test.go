@@ -50,38 +50,19 @@ func coldBlocks(numBlocks int, entriesPerLedger uint64) (blocks [][]byte, gets, 
 // larger than the CPU caches (1,000 blocks of 64 KiB), so that each restart
 // probe is a likely cache miss, as in a get from a large block cache; with
 // and without the restart stride hint (SetRestartStride).
-func BenchmarkSeekGECold(b *testing.B) {
-	for _, n := range []uint64{0, 5000, 1000, 100} {
-		blocks, gets, _ := coldBlocks(1000, n)
-		for _, stride := range []int{0, 24} {
-			b.Run(fmt.Sprintf("entries-per-ledger=%d/stride=%d", n, stride), func(b *testing.B) {
-				var it Iter
-				probes := 0
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					bi := (i * 7919) % len(blocks)
-					ks := gets[bi]
-					if err := it.Init(blocks[bi]); err != nil {
-						b.Fatal(err)
-					}
-					it.SetRestartStride(stride)
-					it.probes = 0
-					if !it.SeekGE(ks[(i*31)%len(ks)], base.SeekTrailer(base.SeqNumMax)) {
-						b.Fatal("not found")
-					}
-					probes += it.probes
-				}
-				b.ReportMetric(float64(probes)/float64(b.N), "probes/op")
-			})
-		}
-	}
-}
+func BenchmarkSeekGECold(b *testing.B) { benchmarkColdSeeks(b, []uint64{0, 5000, 1000, 100}, false) }
 
 // BenchmarkSeekLTFloorCold is BenchmarkSeekGECold's floor: SeekLT to
 // (L, 2^63), the bound of GetLastEntryInLedger(L).
-func BenchmarkSeekLTFloorCold(b *testing.B) {
-	for _, n := range []uint64{5000, 1000, 100} {
-		blocks, _, floors := coldBlocks(1000, n)
+func BenchmarkSeekLTFloorCold(b *testing.B) { benchmarkColdSeeks(b, []uint64{5000, 1000, 100}, true) }
+
+func benchmarkColdSeeks(b *testing.B, entriesPerLedger []uint64, lt bool) {
+	for _, n := range entriesPerLedger {
+		blocks, gets, floors := coldBlocks(1000, n)
+		targets := gets
+		if lt {
+			targets = floors
+		}
 		for _, stride := range []int{0, 24} {
 			b.Run(fmt.Sprintf("entries-per-ledger=%d/stride=%d", n, stride), func(b *testing.B) {
 				var it Iter
@@ -89,13 +70,14 @@ func BenchmarkSeekLTFloorCold(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					bi := (i * 7919) % len(blocks)
-					ks := floors[bi]
+					ks := targets[bi]
 					if err := it.Init(blocks[bi]); err != nil {
 						b.Fatal(err)
 					}
 					it.SetRestartStride(stride)
 					it.probes = 0
-					if !it.SeekLT(ks[(i*31)%len(ks)], base.SeekTrailer(base.SeqNumMax)) {
+					k := ks[(i*31)%len(ks)]
+					if lt && !it.SeekLT(k, base.SeekTrailer(base.SeqNumMax)) || !lt && !it.SeekGE(k, base.SeekTrailer(base.SeqNumMax)) {
 						b.Fatal("not found")
 					}
 					probes += it.probes
