@@ -3,13 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"math"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cockroachdb/errors"
 )
 
 // row is the part of a bench JSON row (internal/benchmark's LoadRow and
@@ -69,16 +70,16 @@ func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
 		}
 		var r row
 		if err := json.Unmarshal([]byte(text), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: not a bench JSON row: %v", name, line, err)
+			return nil, errors.Wrapf(err, "%s:%d: not a bench JSON row", name, line)
 		}
 		if r.Engine == "" || r.Phase == "" {
-			return nil, fmt.Errorf("%s:%d: not a bench JSON row: no engine or phase", name, line)
+			return nil, errors.Newf("%s:%d: not a bench JSON row: no engine or phase", name, line)
 		}
 		run := r.Engine + "/" + r.Layout
 		switch {
 		case r.Phase == "load":
 			if keys != 0 && r.Keys != keys {
-				return nil, fmt.Errorf("%s:%d: load row has %d keys, the argument says %d", name, line, r.Keys, keys)
+				return nil, errors.Newf("%s:%d: load row has %d keys, the argument says %d", name, line, r.Keys, keys)
 			}
 			loaded[run] = r.Keys
 		case isPlotted(r.Phase):
@@ -87,17 +88,17 @@ func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
 				n = keys
 			}
 			if n <= 0 {
-				return nil, fmt.Errorf("%s:%d: %s row of %s with no key count: no load row of %s before it; give it as KEYS=%s",
+				return nil, errors.Newf("%s:%d: %s row of %s with no key count: no load row of %s before it; give it as KEYS=%s",
 					name, line, r.Phase, r.Engine, run, name)
 			}
 			if r.OpsPerSec == nil || r.CacheBytes <= 0 {
-				return nil, fmt.Errorf("%s:%d: %s row without ops_per_sec or cache_bytes", name, line, r.Phase)
+				return nil, errors.Newf("%s:%d: %s row without ops_per_sec or cache_bytes", name, line, r.Phase)
 			}
 			out = append(out, sample{key: key{r.Engine, r.Layout, r.Phase, n, r.CacheBytes}, ops: *r.OpsPerSec, rows: 1})
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, errors.Wrapf(err, "%s", name)
 	}
 	return out, nil
 }
@@ -121,7 +122,7 @@ func parseCount(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || !(v > 0) || v*mult >= 1<<62 {
-		return 0, fmt.Errorf("bad key count %q", s)
+		return 0, errors.Newf("bad key count %q", s)
 	}
 	return int64(math.Round(v * mult)), nil
 }
