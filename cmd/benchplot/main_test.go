@@ -233,3 +233,22 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestCommittedScalePlot redraws docs/scale.svg from the rows in
+// docs/bench, with the command docs/benchmarks.md gives: the committed
+// figure must be exactly what the program makes of the committed rows.
+func TestCommittedScalePlot(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"../../docs/bench/5m-round1.jsonl", "5M=../../docs/bench/5m-round2.jsonl",
+		"../../docs/bench/50m-partitioned.jsonl", "../../docs/bench/500m.jsonl"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("benchplot exited %d: %s", code, stderr.String())
+	}
+	want, err := os.ReadFile("../../docs/scale.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != string(want) {
+		t.Fatal("docs/scale.svg is not what benchplot draws from docs/bench; rerun the command in docs/benchmarks.md")
+	}
+}
