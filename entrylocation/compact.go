@@ -69,5 +69,5 @@ func (ix *Index) IsCompacting() bool { return ix.compacting.Load() }
 func (ix *Index) isClosing() bool {
 	ix.closeMu.RLock()
 	defer ix.closeMu.RUnlock()
-	return ix.closed
+	return ix.closed.Load()
 }

@@ -12,7 +12,7 @@ import (
 func (ix *Index) Health() error {
 	ix.closeMu.RLock()
 	defer ix.closeMu.RUnlock()
-	if ix.closed {
+	if ix.closed.Load() {
 		return errors.Wrapf(ErrClosed, "entrylocation: %s", ix.dir)
 	}
 	if err := stickyError(ix.db); err != nil {

@@ -15,7 +15,7 @@ type dbMetrics struct {
 	iterators, rangeDelSkips            atomic.Int64
 	// gets counts point gets on stripes (see readStripes): one counter
 	// that every core bumps on every get is a contended cache line.
-	gets                             [readStripes]stripeCount64
+	gets                             [readStripes]paddedCount
 	writeSlowdowns, writeStops       atomic.Int64
 	stallNanos                       atomic.Int64
 	flushes, flushBytes              atomic.Int64
@@ -29,12 +29,6 @@ type dbMetrics struct {
 	noSpaceErrors, noSpaceRetries, noSpaceRecoveries atomic.Int64
 	// WAL counters of the WALs already switched away from.
 	walBytes, walSyncs, walRecords atomic.Int64
-}
-
-// stripeCount64 is a counter alone on its cache line.
-type stripeCount64 struct {
-	n atomic.Int64
-	_ [56]byte
 }
 
 // getCount sums the get counter's stripes.

@@ -21,7 +21,7 @@ type readState struct {
 	memtables []*memTable // mutable first, then immutable newest first
 	version   *manifest.Version
 	refs      atomic.Int32
-	stripes   [readStripes]stripeCount
+	stripes   [readStripes]paddedCount
 	freed     atomic.Bool
 }
 
@@ -30,10 +30,11 @@ type readState struct {
 // scratch (getScratch.stripe), which sync.Pool keeps per processor.
 const readStripes = 16
 
-// stripeCount is a counter alone on its cache line.
-type stripeCount struct {
-	n atomic.Int32
-	_ [60]byte
+// paddedCount is a counter alone on its cache line (a read state's
+// stripes, the DB's get counter).
+type paddedCount struct {
+	n atomic.Int64
+	_ [56]byte
 }
 
 func (rs *readState) unref() {
