@@ -395,12 +395,22 @@ func (d *DirStorage) SetExplicitLAC(ledgerID int64, lac []byte) error {
 // UpdateEntriesLocations repoints entries that entry-log compaction
 // copied elsewhere: it waits for a checkpoint in progress, then writes the
 // locations in one synced batch (in chunks of the index's MaxBatchOps).
-// The entries must already be durable at their new locations.
+// The entries must already be durable at their new locations. A negative
+// ledger or entry id is an error matching ErrInvalidArgument, and nothing
+// is written (the index itself takes negative entry ids, as upstream's).
 func (d *DirStorage) UpdateEntriesLocations(locs []entrylocation.EntryLocation) error {
 	if err := d.enter("UpdateEntriesLocations"); err != nil {
 		return err
 	}
 	defer d.exit()
+	for i, l := range locs {
+		if err := checkLedgerID(l.LedgerID); err != nil {
+			return errors.Wrapf(err, "bookie: UpdateEntriesLocations element %d", i)
+		}
+		if err := checkEntryID(l.LedgerID, l.EntryID); err != nil {
+			return errors.Wrapf(err, "bookie: UpdateEntriesLocations element %d", i)
+		}
+	}
 	d.flushMu.Lock()
 	defer d.flushMu.Unlock()
 	if err := d.locations.UpdateLocations(locs); err != nil {

@@ -151,6 +151,8 @@ func TestNegativeIDsRefused(t *testing.T) {
 			"DirStorage.GetEntry": second2(d.GetEntry(3, e)),
 			"UpdateEntriesLocations": s.UpdateEntriesLocations(
 				[]entrylocation.EntryLocation{{LedgerID: 3, EntryID: e, Location: 5 << 32}}),
+			"DirStorage.UpdateEntriesLocations": d.UpdateEntriesLocations(
+				[]entrylocation.EntryLocation{{LedgerID: 3, EntryID: 1, Location: 5 << 32}, {LedgerID: 3, EntryID: e, Location: 5 << 32}}),
 		} {
 			require.ErrorIs(t, err, ErrInvalidArgument, "%s(entry %d)", name, e)
 			require.ErrorContains(t, err, "is negative", "%s(entry %d)", name, e)

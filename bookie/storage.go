@@ -213,6 +213,9 @@ func (s *Storage) UpdateEntriesLocations(locs []entrylocation.EntryLocation) err
 		if err := checkLedgerID(l.LedgerID); err != nil {
 			return errors.Wrapf(err, "bookie: UpdateEntriesLocations element %d", i)
 		}
+		if err := checkEntryID(l.LedgerID, l.EntryID); err != nil {
+			return errors.Wrapf(err, "bookie: UpdateEntriesLocations element %d", i)
+		}
 		n := s.dirIndex(l.LedgerID)
 		byDir[n] = append(byDir[n], l)
 	}

@@ -55,10 +55,10 @@ func (ix *Index) markedLedgers() []int64 {
 // synced batch (committed in chunks of Options.MaxBatchOps ledgers, as
 // upstream). The ledgers are unmarked only once everything is committed;
 // on failure they stay marked and the next call retries them. The range
-// holds every key of the ledger: entry MaxInt64, and the negative entry
-// ids older versions stored, which upstream's [(L, 0), (L, MaxInt64))
-// leaves behind (a deleted ledger's entry MaxInt64 then comes back when
-// the ledger is written again).
+// holds every key of the ledger: entry MaxInt64 and the negative entry
+// ids (stored after it), which upstream's [(L, 0), (L, MaxInt64)) leaves
+// behind (a deleted ledger's entry MaxInt64 then comes back when the
+// ledger is written again).
 func (ix *Index) RemoveOffsetFromDeletedLedgers() error {
 	if err := ix.enter("RemoveOffsetFromDeletedLedgers"); err != nil {
 		return err

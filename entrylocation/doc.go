@@ -26,8 +26,9 @@
 // a running Compact and waits for it (upstream closes the database under
 // it); GetLastEntryInLedger is a reverse seek bounded below by the ledger's
 // first key, so its cost does not grow with the deleted data of lower
-// ledgers (BookKeeper issues #3759 and #4529); ids are checked and
-// MaxInt64 is an ordinary id (see Ids).
+// ledgers (BookKeeper issues #3759 and #4529); negative ledger ids and
+// locations of 0 or less are refused, entry MaxInt64 is an ordinary entry
+// id and the purge removes a ledger's every key (see Ids).
 //
 // # Keys and values
 //
@@ -44,21 +45,24 @@
 //
 // # Ids
 //
-// Ledger and entry ids are 0 to math.MaxInt64, both ends included; a
-// negative id is an error matching ErrInvalidArgument at every call
-// (BookKeeper never writes one; the "last entry" meaning of entry id -1
-// belongs to the storage's reads, package bookie). Both words are then in
-// numeric order under the engine's bytewise order. A ledger's entries are
-// the keys [(L, 0), (L, MaxInt64)+1), which the last-entry probe reads,
-// and its purge deletes [(L, 0), (L+1, 0)); both ends are computed as
-// unsigned words, so neither overflows at MaxInt64.
+// Ledger ids are 0 to math.MaxInt64, both ends included; a negative ledger
+// id is an error matching ErrInvalidArgument at every call (BookKeeper
+// never allocates one). Entry ids are any int64, as upstream: an entry id
+// is stored as its unsigned big-endian word, so the ids 0 to MaxInt64 are
+// in numeric order under the engine's bytewise order and a negative one
+// sorts after MaxInt64 within its ledger. GetLocation and the writes take
+// negative entry ids (upstream's own regression test adds entry -1);
+// GetLastEntryInLedger never answers one, since it probes the keys
+// [(L, 0), (L, MaxInt64)+1) only; the purge deletes [(L, 0), (L+1, 0)),
+// negative entry ids included. Both ends are computed as unsigned words,
+// so neither overflows at MaxInt64. The "last entry" meaning of entry id
+// -1 belongs to the storage's reads (package bookie), which refuses other
+// negative entry ids.
 //
-// Upstream accepts negative entry ids (they sort after MaxInt64 within
-// their ledger) and probes and purges below (L, MaxInt64), exclusive: an
-// entry with id MaxInt64, or a negative one, is invisible to the last-entry
-// probe and survives its ledger's purge: a deleted ledger's entry MaxInt64
-// comes back when the ledger is written again. Here the purge also removes
-// the negative keys that older versions of this package accepted.
+// Upstream probes and purges below (L, MaxInt64), exclusive: an entry with
+// id MaxInt64, or a negative one, is invisible to its last-entry probe and
+// survives its ledger's purge, so a deleted ledger's entry MaxInt64 comes
+// back when the ledger is written again. Here the purge removes them too.
 //
 // # Concurrency
 //

@@ -157,9 +157,11 @@ func (ix *Index) enterRead(op string) error {
 }
 
 // GetLocation returns the location of entryID of ledgerID, or 0 if the
-// index has none. Negative ids are an error matching ErrInvalidArgument. It does not consult the ledgers marked deleted: their
-// locations stay readable until RemoveOffsetFromDeletedLedgers. With the
-// blocks in the cache it allocates nothing.
+// index has none. A negative ledger id is an error matching
+// ErrInvalidArgument; a negative entry id is looked up like any other. It
+// does not consult the ledgers marked deleted: their locations stay
+// readable until RemoveOffsetFromDeletedLedgers. With the blocks in the
+// cache it allocates nothing.
 func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
 	var start time.Time
 	if ix.lookupStats.Timed {
@@ -186,7 +188,7 @@ func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int
 	if err := ix.enterRead("GetLocation"); err != nil {
 		return 0, err
 	}
-	if err := checkIDs(ledgerID, entryID); err != nil {
+	if err := checkLedgerID(ledgerID); err != nil {
 		return 0, err
 	}
 	s := ix.lookupScratch.Get().(*lookupScratch)
@@ -210,11 +212,11 @@ func (ix *Index) getLocation(ledgerID, entryID int64, stats *lsm.ReadStats) (int
 	return location, nil
 }
 
-// GetLastEntryInLedger returns the greatest entry id (MaxInt64 included)
-// that ledgerID has a location for. It fails with an error matching
-// ErrNoEntry when the ledger is marked deleted or has no entry. (Upstream
-// probes below (L, MaxInt64), so an entry with id MaxInt64 is invisible
-// there.)
+// GetLastEntryInLedger returns the greatest entry id from 0 to MaxInt64
+// (included) that ledgerID has a location for; negative entry ids, stored
+// after MaxInt64, are not seen. It fails with an error matching ErrNoEntry
+// when the ledger is marked deleted or has no such entry. (Upstream probes
+// below (L, MaxInt64), so an entry with id MaxInt64 is invisible there.)
 //
 // It is a reverse seek bounded below by (ledgerID, 0): it never walks into
 // lower ledgers, whatever deleted data lies there.

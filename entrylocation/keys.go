@@ -15,7 +15,7 @@ const (
 )
 
 // ErrInvalidArgument is the errors.Is target of errors caused by a bad
-// argument: a negative ledger or entry id, a zero or negative location.
+// argument: a negative ledger id, a zero or negative location.
 //
 // Errors of this package wrap their sentinel (errors.Wrapf), so that the
 // standard library's errors.Is matches them as cockroachdb's does
@@ -25,8 +25,10 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // entryKey is an encoded (ledgerId, entryId) key.
 type entryKey [keySize]byte
 
-// makeEntryKey encodes (ledgerID, entryID) as two big-endian words. Ids
-// are >= 0 (checked by the callers), so bytewise order is numeric order.
+// makeEntryKey encodes (ledgerID, entryID) as two big-endian words. Ledger
+// ids are >= 0 (checked by the callers); an entry id is written as its
+// unsigned word, so bytewise order is numeric order for entry ids >= 0 and
+// a negative entry id sorts after MaxInt64 within its ledger, as upstream.
 func makeEntryKey(ledgerID, entryID int64) entryKey {
 	var k entryKey
 	k.set(ledgerID, entryID)
@@ -71,8 +73,8 @@ func entryRange(ledgerID int64) (first, end entryKey) {
 // ledger holds, end exclusive, for its purge. L+1 is computed as an
 // unsigned word, so the ledger MaxInt64 ends at 0x8000000000000000, after
 // every key of a valid ledger. Unlike entryRange it also covers the keys
-// with negative entry ids that older versions accepted (they sort after
-// MaxInt64 within their ledger): a deleted ledger leaves nothing behind.
+// with negative entry ids (they sort after MaxInt64 within their ledger):
+// a deleted ledger leaves nothing behind.
 func ledgerRange(ledgerID int64) (first, end entryKey) {
 	first = makeEntryKey(ledgerID, 0)
 	binary.BigEndian.PutUint64(end[0:8], uint64(ledgerID)+1)
@@ -125,20 +127,6 @@ func checkLedgerID(ledgerID int64) error {
 	return nil
 }
 
-// checkIDs rejects negative ledger and entry ids. A negative entry id
-// would sort after MaxInt64 within its ledger; upstream's index stores it
-// (only its storage gives -1 a meaning, "the last entry", and never as a
-// key), but BookKeeper never writes one.
-func checkIDs(ledgerID, entryID int64) error {
-	if err := checkLedgerID(ledgerID); err != nil {
-		return err
-	}
-	if entryID < 0 {
-		return errors.Wrapf(ErrInvalidArgument, "entrylocation: entry id %d of ledger %d is negative (entry ids must be >= 0)", entryID, ledgerID)
-	}
-	return nil
-}
-
 // checkLocation rejects the locations a write may not store: 0 means
 // "absent" to readers, and a location is an unsigned log id and offset
 // that never sets the sign bit.
@@ -152,9 +140,14 @@ func checkLocation(ledgerID, entryID, location int64) error {
 	return nil
 }
 
-// checkWrite validates the arguments of a location write.
+// checkWrite validates the arguments of a location write. Every entry id
+// is taken, negative ones included, as upstream's index takes them: a
+// negative entry id is stored under its unsigned word, after MaxInt64
+// within its ledger, where the last-entry probe does not look (the
+// storage, package bookie, refuses negative entry ids before they reach
+// the index).
 func checkWrite(ledgerID, entryID, location int64) error {
-	if err := checkIDs(ledgerID, entryID); err != nil {
+	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}
 	return checkLocation(ledgerID, entryID, location)

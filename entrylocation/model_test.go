@@ -36,13 +36,15 @@ func (m *indexModel) purge() {
 	clear(m.marked)
 }
 
+// lastEntry is the greatest entry id >= 0 of ledger l: negative ones are
+// stored after MaxInt64, where the probe does not look.
 func (m *indexModel) lastEntry(l int64) (int64, bool) {
 	if m.marked[l] {
 		return 0, false
 	}
 	last, found := int64(-1), false
 	for k := range m.locs {
-		if k.ledger == l && k.entry > last {
+		if k.ledger == l && k.entry >= 0 && k.entry > last {
 			last, found = k.entry, true
 		}
 	}
@@ -56,20 +58,24 @@ var modelLedgerIDs = []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, math.MaxInt64 - 1, ma
 func modelLedger(rng *rand.Rand) int64 { return modelLedgerIDs[rng.Intn(len(modelLedgerIDs))] }
 
 func modelEntry(rng *rand.Rand) int64 {
-	switch rng.Intn(20) {
+	switch rng.Intn(25) {
 	case 0:
 		return 0
 	case 1:
 		return math.MaxInt64
 	case 2:
 		return math.MaxInt64 - 1
+	case 3: // negative entry ids are stored as upstream stores them
+		return -1 - rng.Int63n(2)
+	case 4:
+		return math.MinInt64 + rng.Int63n(2)
 	default:
 		return rng.Int63n(40)
 	}
 }
 
-// badEntry returns a negative entry id, which every call refuses.
-func badEntry(rng *rand.Rand) int64 {
+// badLedger returns a negative ledger id, which every call refuses.
+func badLedger(rng *rand.Rand) int64 {
 	if rng.Intn(2) == 0 {
 		return -1
 	}
@@ -182,16 +188,20 @@ func TestModel(t *testing.T) {
 		case op < 63:
 			require.NoError(t, ix.Compact(context.Background()))
 		case op < 65:
-			// Negative ids are refused and change nothing.
-			e := badEntry(rng)
+			// Negative ledger ids are refused and change nothing.
+			l, e := badLedger(rng), modelEntry(rng)
 			var err error
-			switch rng.Intn(4) {
+			switch rng.Intn(6) {
 			case 0:
 				err = ix.AddLocation(l, e, newLoc())
 			case 1:
 				err = b.AddLocation(l, e, newLoc())
 			case 2:
-				err = ix.UpdateLocations([]EntryLocation{{l, 0, newLoc()}, {l, e, newLoc()}})
+				err = ix.UpdateLocations([]EntryLocation{{0, 0, newLoc()}, {l, e, newLoc()}})
+			case 3:
+				_, err = ix.GetLastEntryInLedger(l)
+			case 4:
+				err = ix.Delete(l)
 			default:
 				_, err = ix.GetLocation(l, e)
 			}

@@ -21,7 +21,9 @@ func (b *Batch) Delete(key []byte) { b.b.Delete(key) }
 // without a merge operator.
 func (b *Batch) Merge(key, operand []byte) { b.b.Merge(key, operand) }
 
-// DeleteRange records the deletion of every key in [start, end).
+// DeleteRange records the deletion of every key in [start, end). An empty
+// range (start == end) is a no-op, not recorded (RocksDB and Pebble take
+// it so too); an end before the start makes the batch invalid (see Err).
 func (b *Batch) DeleteRange(start, end []byte) { b.b.DeleteRange(start, end) }
 
 // Count returns the number of operations.
@@ -33,8 +35,8 @@ func (b *Batch) Len() int { return b.b.Len() }
 // Empty reports whether the batch holds no operation.
 func (b *Batch) Empty() bool { return b.b.Empty() }
 
-// Err returns the first invalid operation recorded (an empty range, a key
-// too long); Apply refuses such a batch.
+// Err returns the first invalid operation recorded (a range whose end is
+// before its start, a key too long); Apply refuses such a batch.
 func (b *Batch) Err() error { return b.b.Err() }
 
 // Reset empties the batch for reuse.

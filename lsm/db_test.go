@@ -89,6 +89,45 @@ func TestBasicReadWrite(t *testing.T) {
 	require.True(t, errors.Is(d.Close(), ErrClosed))
 }
 
+// TestRangeDeletionBounds checks the bounds of a range deletion as
+// RocksDB and Pebble take them: an empty range (start == end) deletes
+// nothing, uses no sequence number and is not an error, alone or in a
+// batch; an end before the start makes Apply refuse the whole batch.
+func TestRangeDeletionBounds(t *testing.T) {
+	d, err := Open("db", smallOptions(NewMemFS()))
+	require.NoError(t, err)
+	defer d.Close()
+	var b Batch
+	b.Set([]byte("a"), []byte("1"))
+	b.Set([]byte("b"), []byte("2"))
+	require.NoError(t, d.Apply(&b, Sync))
+	seq := d.Metrics().LastSeqNum
+
+	b.Reset()
+	b.DeleteRange([]byte("a"), []byte("a"))
+	require.True(t, b.Empty())
+	require.NoError(t, d.Apply(&b, Sync))
+	b.Reset()
+	b.DeleteRange([]byte("b"), []byte("b"))
+	b.Set([]byte("c"), []byte("3"))
+	require.NoError(t, d.Apply(&b, Sync))
+	require.Equal(t, seq+1, d.Metrics().LastSeqNum, "only the Set takes a sequence number")
+	for _, k := range []string{"a", "b", "c"} {
+		_, err := d.Get([]byte(k))
+		require.NoError(t, err, k)
+	}
+
+	b.Reset()
+	b.Set([]byte("d"), []byte("4"))
+	b.DeleteRange([]byte("b"), []byte("a"))
+	require.ErrorContains(t, b.Err(), `end "a" is before start "b"`)
+	require.ErrorContains(t, d.Apply(&b, Sync), "invalid batch")
+	_, err = d.Get([]byte("d"))
+	require.ErrorIs(t, err, ErrNotFound)
+	_, err = d.Get([]byte("a"))
+	require.NoError(t, err)
+}
+
 // TestMaxOpenFiles bounds the open tables: reads reopen closed ones.
 func TestMaxOpenFiles(t *testing.T) {
 	o := smallOptions(NewMemFS())

@@ -100,14 +100,19 @@ func (b *Batch) Delete(key []byte) {
 }
 
 // DeleteRange records a range tombstone deleting every user key k with
-// start <= k < end. start must sort strictly before end.
+// start <= k < end. An empty range (start == end) deletes nothing and is
+// not recorded, as RocksDB and Pebble take it; an end before the start is
+// an error.
 func (b *Batch) DeleteRange(start, end []byte) {
 	if !b.checkKey(base.KindRangeDelete, start, "start") || !b.checkKey(base.KindRangeDelete, end, "end") {
 		return
 	}
-	if bytes.Compare(start, end) >= 0 {
-		b.fail(errors.Newf("batch: DeleteRange (op %d): start %q is not before end %q",
-			b.count, start, end))
+	switch c := bytes.Compare(start, end); {
+	case c == 0:
+		return
+	case c > 0:
+		b.fail(errors.Newf("batch: DeleteRange (op %d): end %q is before start %q",
+			b.count, end, start))
 		return
 	}
 	b.appendOp(base.KindRangeDelete, start, end, true /* hasValue */)

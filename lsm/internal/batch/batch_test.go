@@ -241,8 +241,8 @@ func TestInvalidOps(t *testing.T) {
 		{"delete key", func(b *Batch) { b.Delete(tooLong) }, "Delete (op 1): key of 65537 bytes"},
 		{"range start", func(b *Batch) { b.DeleteRange(tooLong, []byte("z")) }, "DeleteRange (op 1): start of 65537 bytes"},
 		{"range end", func(b *Batch) { b.DeleteRange([]byte("a"), tooLong) }, "DeleteRange (op 1): end of 65537 bytes"},
-		{"range empty", func(b *Batch) { b.DeleteRange([]byte("m"), []byte("m")) }, `start "m" is not before end "m"`},
-		{"range reversed", func(b *Batch) { b.DeleteRange([]byte("n"), []byte("m")) }, `start "n" is not before end "m"`},
+		{"range reversed", func(b *Batch) { b.DeleteRange([]byte("n"), []byte("m")) }, `DeleteRange (op 1): end "m" is before start "n"`},
+		{"range reversed from empty", func(b *Batch) { b.DeleteRange([]byte("a"), nil) }, `end "" is before start "a"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -275,6 +275,31 @@ func TestInvalidOps(t *testing.T) {
 			require.Equal(t, 1, b.Count())
 		})
 	}
+}
+
+// TestEmptyRangeDeletion checks that an empty range deletion is a no-op:
+// not recorded, not an error, whatever surrounds it.
+func TestEmptyRangeDeletion(t *testing.T) {
+	var b Batch
+	b.DeleteRange([]byte("m"), []byte("m"))
+	b.DeleteRange(nil, nil)
+	require.NoError(t, b.Err())
+	require.True(t, b.Empty())
+	require.Equal(t, HeaderSize, b.Len())
+
+	b.Set([]byte("a"), []byte("1"))
+	b.DeleteRange([]byte("k"), []byte("k"))
+	b.DeleteRange([]byte("b"), []byte("c"))
+	require.NoError(t, b.Err())
+	require.Equal(t, 2, b.Count())
+	r, err := Decode(b.Repr())
+	require.NoError(t, err)
+	got, err := readAll(r)
+	require.NoError(t, err)
+	require.Equal(t, []op{
+		{kind: base.KindSet, key: []byte("a"), value: []byte("1")},
+		{kind: base.KindRangeDelete, key: []byte("b"), value: []byte("c")},
+	}, got)
 }
 
 // header builds a batch header.

@@ -48,7 +48,9 @@
 // Violations are errors marked base.ErrCorruption naming the operation index,
 // its offset and what is wrong. The same rules bind the Batch methods: an
 // operation that breaks them is not recorded and the batch keeps the error
-// (see Batch.Err), so a Batch never produces bytes that Decode rejects.
+// (see Batch.Err), so a Batch never produces bytes that Decode rejects. An
+// empty range deletion (start == end) is not an error there: it deletes
+// nothing, so Batch.DeleteRange does not record it.
 // MaxKeySize and MaxValueSize may be raised later but never lowered: a lower
 // limit would turn WALs written today into corruption.
 //
