@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A measured alternative to the ledgers index's field updates (issue 18,
-// docs/design.md "Merge operator (seed 002)"): fence, explicit LAC and
+// A measured alternative to the ledgers index's field updates
+// (docs/design.md, "Merge operator"): fence, explicit LAC and
 // master key as blind Merge operands on the ledger's record instead of the
 // whole record rewritten. The product does not use it: these benchmarks
 // are what decided that.

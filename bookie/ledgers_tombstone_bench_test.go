@@ -9,8 +9,8 @@ import (
 )
 
 // BenchmarkLedgerIndexPurgedScan measures the one place the product meets
-// a run of point tombstones (issue 18, docs/design.md "Point-tombstone runs
-// become range tombstones (seed 003)"): the purge of deleted ledgers
+// a run of point tombstones (docs/design.md, "Point-tombstone runs become
+// range tombstones"): the purge of deleted ledgers
 // deletes their records with one point Delete each, and the ledgers index
 // reads its DB with a full scan only when it loads, at open. 100K ledgers
 // deleted and purged below 1K live ones, records and tombstones kept in L0

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A measured alternative to GetLastEntryInLedger's floor lookup (issue 18,
-// docs/design.md "Merge operator (seed 002)"): a per-ledger summary key
+// A measured alternative to GetLastEntryInLedger's floor lookup
+// (docs/design.md, "Merge operator"): a per-ledger summary key
 // holding the ledger's greatest entry id, kept by a max merge operator
 // with one blind Merge per ledger per checkpoint batch (or per entry), and
 // read with one Get. The product does not use it: these benchmarks are

@@ -73,7 +73,7 @@
 // cached; it cannot by itself avoid the re-read, which is why the table
 // reader must pin such blocks.
 //
-// Policy for table readers (to be stated in docs/design.md):
+// Policy for table readers (docs/design.md, "Block cache"):
 //
 //   - The top-level index and top-level filter index of a table are read
 //     when the table is opened and pinned for the table's life, charged
