@@ -1,0 +1,45 @@
+// Package journal is a bookie's journal in BookKeeper's on-disk format: the
+// write-ahead log that makes an add durable before the ledger storage is.
+// A bookie acknowledges an add once the journal has synced it; the storage
+// becomes durable only at checkpoints, which then record the journal
+// position they cover (the last log mark); at start the journal is
+// replayed from that mark into the storage.
+//
+// # Files
+//
+// A journal directory holds its files in "current": "<hex id>.txn", ids
+// ascending, each a header (magic "BKLG", a format version, zeros to 512
+// bytes from version 5) and records, each a big-endian 32-bit length and
+// that many bytes. The bytes are an entry as the client sent it (ledger
+// id, entry id, then what this package calls the payload: the rest of the
+// entry, which bookie.Storage.AddEntry stores) or a meta-entry (a negative
+// entry id: a master key, a fence, an explicit LAC). From version 5 every
+// batch written ends with a padding record up to journalAlignmentSize. The
+// last log mark of journal i of n is the file "lastMark" (n = 1) or
+// "lastMark.<i>" in every ledger directory's "current": the journal file id
+// and the offset, 16 bytes. docs/format.md ("Journal") has the bytes; they
+// are upstream's, so BookKeeper replays a journal this package wrote and
+// Replay reads one BookKeeper wrote (versions 1 to 6).
+//
+// Beside each file it writes, this package keeps "<hex id>.synced", the
+// lengths its fsyncs covered (upstream ignores the file): Replay uses it to
+// tell a torn tail from damage.
+//
+// # Replay and corruption
+//
+// Replay reads a journal directory from a mark to the end and calls a
+// function for every record, with its position. A file's records end at
+// its end, at a zero length (upstream's pre-allocated space) or at bytes
+// that do not make a record. The rule is the engine WAL's (docs/design.md,
+// "Torn tails, corruption and orphans"): where that is below the length a
+// completed fsync covered, synced bytes were damaged and Replay fails with
+// an error matching ErrCorruption that names the file and the offset;
+// where it is at or past it, the rest is a torn tail, the writes of a
+// batch no fsync completed, which Replay reports (TornTail) for the caller
+// to drop with a WARN. A journal BookKeeper wrote has no synced lengths and
+// is read by upstream's rules alone: its records end at the first end
+// found, and only malformed records (a negative length, a meta-entry its
+// version cannot hold) are refused, as upstream refuses them. The format
+// has no checksums: damage that still parses (a changed payload byte) is
+// not detected, by upstream either.
+package journal

@@ -1,0 +1,27 @@
+package journal
+
+import "github.com/cockroachdb/errors"
+
+// Errors. The package's errors wrap these sentinels (errors.Wrapf) or, when
+// they have a cause of their own (a file system error), carry them through
+// an Is method, so that the standard library's errors.Is and cockroachdb's
+// both match them (docs/design.md, "Errors").
+var (
+	// ErrCorruption: journal bytes that a completed fsync covered do not
+	// decode, or a journal is structurally invalid in a way upstream also
+	// refuses (a negative record length, a meta-entry its format version
+	// cannot hold). The error names the file and the offset.
+	ErrCorruption = errors.New("journal corruption")
+	// ErrMissingJournal: the journal file a log mark names is gone, so the
+	// records after the mark cannot be replayed (upstream's "Recovery log
+	// ... is missing").
+	ErrMissingJournal = errors.New("journal named by the last log mark is missing")
+	// ErrClosed: an add or a checkpoint on a closed journal.
+	ErrClosed = errors.New("journal closed")
+	// ErrInvalidArgument: bad options, or an add that the format cannot
+	// hold (a record longer than 2^31-1 bytes).
+	ErrInvalidArgument = errors.New("journal: invalid argument")
+	// ErrNoSpace matches every error caused by a full file system (ENOSPC,
+	// EDQUOT); such an error also still matches its cause.
+	ErrNoSpace = errors.New("journal: out of space")
+)
