@@ -7,18 +7,12 @@ import (
 // PathBookieInfo is upstream's BookieInfoService.
 const PathBookieInfo = "/api/v1/bookie/info"
 
-// dirSpace is the space of the file system holding a directory.
-type dirSpace struct {
-	// fsID identifies the file system, so that directories sharing one
-	// are counted once.
-	fsID       uint64
-	free, size int64
-}
-
 // serveBookieInfo answers upstream's BookieInfoService: the free and total
 // bytes of the file systems holding the ledger directories, each file
 // system counted once (upstream's LedgerDirsManager.getTotalFreeSpace),
-// plus each directory's, which upstream does not list. Other methods get
+// plus each directory's, which upstream does not list. Free is what an
+// unprivileged writer may use (f_bavail), as Java's File.getUsableSpace,
+// which upstream reads. Other methods get
 // 404 "Only GET is supported.", as upstream answers.
 func (s *Service) serveBookieInfo(w http.ResponseWriter, r *http.Request) {
 	if !allowGet(w, r, msgInfoMethod) {
@@ -28,8 +22,8 @@ func (s *Service) serveBookieInfo(w http.ResponseWriter, r *http.Request) {
 	seen := map[uint64]bool{}
 	dirs := make([]any, len(s.dirs))
 	for i, d := range s.dirs {
-		ledger, lerr := statDir(d.LedgerDir)
-		index, ierr := statDir(d.IndexDir)
+		ledger, lerr := s.opts.FS.DiskUsage(d.LedgerDir)
+		index, ierr := s.opts.FS.DiskUsage(d.IndexDir)
 		if lerr != nil || ierr != nil {
 			err := lerr
 			if err == nil {
@@ -39,18 +33,18 @@ func (s *Service) serveBookieInfo(w http.ResponseWriter, r *http.Request) {
 			writeText(w, http.StatusInternalServerError, "reading free space: "+err.Error())
 			return
 		}
-		if !seen[ledger.fsID] {
-			seen[ledger.fsID] = true
-			free += ledger.free
-			total += ledger.size
+		if !seen[ledger.ID] {
+			seen[ledger.ID] = true
+			free += int64(ledger.Usable)
+			total += int64(ledger.Total)
 		}
 		dirs[i] = jsonObject{
 			{"ledgerDir", d.LedgerDir},
 			{"indexDir", d.IndexDir},
-			{"freeSpace", ledger.free},
-			{"totalSpace", ledger.size},
-			{"indexFreeSpace", index.free},
-			{"indexTotalSpace", index.size},
+			{"freeSpace", int64(ledger.Usable)},
+			{"totalSpace", int64(ledger.Total)},
+			{"indexFreeSpace", int64(index.Usable)},
+			{"indexTotalSpace", int64(index.Total)},
 		}
 	}
 	writeJSON(w, http.StatusOK, jsonObject{

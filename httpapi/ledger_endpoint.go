@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -199,7 +200,7 @@ func (s *Service) storageError(w http.ResponseWriter, r *http.Request, err error
 		writeText(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, bookie.ErrClosed):
 		writeText(w, http.StatusServiceUnavailable, err.Error())
-	case errors.Is(err, bookie.ErrReadOnly), isNoSpace(err):
+	case errors.Is(err, bookie.ErrReadOnly), vfs.IsNoSpace(err):
 		readOnlyError(w, err)
 	default:
 		s.log.Error("data API request failed", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery, "err", err)

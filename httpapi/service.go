@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -96,6 +97,9 @@ type Options struct {
 	// MaxEntryBytes limits the payload of a PUT of the data API; larger
 	// ones get 413. Zero means DefaultMaxEntryBytes.
 	MaxEntryBytes int64
+	// FS holds the Directories: /api/v1/bookie/info reports its
+	// DiskUsage. Nil: vfs.Default (the operating system).
+	FS vfs.FS
 }
 
 // Service is the admin HTTP API; see the package documentation.
@@ -154,6 +158,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
 	}
 	s := &Service{
 		opts:     opts,

@@ -3,10 +3,8 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"syscall"
 
 	"github.com/bookie-index/bookie-index/bookie"
-	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -88,13 +86,6 @@ func (s *Service) serveStateReadOnly(w http.ResponseWriter, r *http.Request) {
 	}
 	ro, reason := s.readOnly()
 	writeJSON(w, http.StatusOK, jsonObject{{"readOnly", ro}, {"reason", reason}})
-}
-
-// isNoSpace reports whether err comes from a full file system (a
-// deletion or a checkpoint on a full disk): answered as a read-only
-// refusal, 503, not 500.
-func isNoSpace(err error) bool {
-	return errors.Is(err, lsm.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // readOnlyError answers a write refused by a read-only storage: 503 with

@@ -6,6 +6,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -104,7 +105,7 @@ func (d *DB) writeErrLocked() error {
 func (d *DB) failWAL(w *wal.Writer, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if base.IsNoSpace(err) && d.mu.bgErr == nil {
+	if vfs.IsNoSpace(err) && d.mu.bgErr == nil {
 		if w != d.mu.wal {
 			// The recovery loop already sealed that WAL's memtable (and
 			// waits for this writer before flushing it).
@@ -155,7 +156,7 @@ func (d *DB) recoveryLoop() {
 			d.mu.space.recovering = false
 			d.mu.Unlock()
 			return
-		case err != nil && !base.IsNoSpace(err) && !errors.Is(err, ErrClosed):
+		case err != nil && !vfs.IsNoSpace(err) && !errors.Is(err, ErrClosed):
 			d.failLocked(errors.Wrap(err, "lsm: recovering from out of space"))
 		}
 		if d.mu.closed || d.mu.bgErr != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -81,8 +82,8 @@ func (d *DB) Checkpoint(dir string) (CheckpointInfo, error) {
 		_ = fs.RemoveAll(staging)
 		return info, errors.Wrapf(err, "lsm: checkpoint: renaming %s to %s", staging, dir)
 	}
-	if err := syncDirOf(fs, filepath.Dir(filepath.Clean(dir))); err != nil {
-		return info, err
+	if err := vfs.SyncDir(fs, filepath.Dir(filepath.Clean(dir))); err != nil {
+		return info, errors.Wrap(err, "lsm: checkpoint")
 	}
 	d.opts.Logger.Info("lsm: checkpoint written", "dir", dir, "tables", info.Tables, "bytes", info.Bytes,
 		"linked", info.Linked, "wals", info.WALs, "lastSeqNum", info.LastSeqNum)
@@ -161,7 +162,7 @@ func (d *DB) writeCheckpoint(dir string, info *CheckpointInfo) error {
 	if err != nil {
 		return errors.Wrapf(err, "lsm: writing the checkpoint's manifest in %s", dir)
 	}
-	return syncDirOf(fs, dir)
+	return errors.Wrap(vfs.SyncDir(fs, dir), "lsm: checkpoint")
 }
 
 // copyUnflushedWALs copies the WALs numbered logNumber and up, with their
@@ -228,16 +229,4 @@ func copyFile(fs FS, src, dst string) error {
 		err = cerr
 	}
 	return errors.Wrapf(err, "lsm: copying %s to %s", src, dst)
-}
-
-func syncDirOf(fs FS, dir string) error {
-	f, err := fs.OpenDir(dir)
-	if err != nil {
-		return errors.Wrapf(err, "lsm: opening directory %s", dir)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return errors.Wrapf(err, "lsm: syncing directory %s", dir)
 }

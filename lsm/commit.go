@@ -7,6 +7,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/batch"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -97,7 +98,7 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 		err = errors.Wrap(err, "lsm: WAL")
 		d.failWAL(w, err)
 		mem.release()
-		if !base.IsNoSpace(err) {
+		if !vfs.IsNoSpace(err) {
 			return err
 		}
 		// Later batches wait for this one to publish: pass its sequence
@@ -183,7 +184,7 @@ func (d *DB) fail(err error) {
 
 // failLocked is fail with d.mu held.
 func (d *DB) failLocked(err error) {
-	if d.mu.bgErr == nil && base.IsNoSpace(err) {
+	if d.mu.bgErr == nil && vfs.IsNoSpace(err) {
 		d.noSpaceLocked(err)
 		return
 	}
@@ -197,7 +198,7 @@ func (d *DB) failLocked(err error) {
 // walErr is the error a write gets for a failed WAL write: one matching
 // ErrNoSpace if it failed for lack of space.
 func (d *DB) walErr(err error) error {
-	if base.IsNoSpace(err) {
+	if vfs.IsNoSpace(err) {
 		return base.NoSpaceError("lsm: out of space: the WAL failed; the DB switches to a new one once space returns", err)
 	}
 	return err
@@ -296,7 +297,7 @@ func (d *DB) switchMemTableLocked(minSize int64) error {
 	d.mu.Lock()
 	if err != nil {
 		err = errors.Wrap(err, "lsm: switching WALs")
-		if base.IsNoSpace(err) {
+		if vfs.IsNoSpace(err) {
 			// The old WAL is closed or broken and there is no new one.
 			d.mu.space.walBroken = true
 		}
@@ -353,17 +354,9 @@ func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
 	return wal.NewWriter(f, wal.Options{SyncedLength: sf}), nil
 }
 
-func (d *DB) syncDir() error {
-	dir, err := d.fs.OpenDir(d.dir)
-	if err != nil {
-		return errors.Wrapf(err, "lsm: opening directory %s", d.dir)
-	}
-	err = dir.Sync()
-	if cerr := dir.Close(); err == nil {
-		err = cerr
-	}
-	return errors.Wrapf(err, "lsm: syncing directory %s", d.dir)
-}
+// syncDir makes the creations, renames and removals in the DB's directory
+// durable.
+func (d *DB) syncDir() error { return errors.Wrap(vfs.SyncDir(d.fs, d.dir), "lsm") }
 
 // removeWAL removes the (closed) WAL of an empty memtable.
 func (d *DB) removeWAL(m *memTable) {

@@ -10,6 +10,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/merge"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -46,7 +47,7 @@ func (d *DB) maybeScheduleCompactionLocked() {
 			case err == nil:
 				d.mu.space.compactionErr = nil
 			case errors.Is(err, context.Canceled) || d.mu.closed:
-			case base.IsNoSpace(err):
+			case vfs.IsNoSpace(err):
 				// It would fail again at once: pause compactions, with
 				// backoff, until space returns.
 				d.compactionNoSpaceLocked(errors.Wrap(err, "lsm: background compaction"))
@@ -126,7 +127,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	if err == nil {
 		d.updateReadStateLocked()
 		d.removeOrphansLocked()
-	} else if base.IsNoSpace(err) && !trivial {
+	} else if vfs.IsNoSpace(err) && !trivial {
 		// The edit may be durable until a later one succeeds (that one
 		// writes a new manifest): remove the outputs only then.
 		for _, t := range outputs {
@@ -135,7 +136,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 	}
 	d.mu.Unlock()
 	if err != nil {
-		if base.IsNoSpace(err) {
+		if vfs.IsNoSpace(err) {
 			// Not a reason to stop writing: the caller pauses compactions
 			// (or, for a manual one, returns the error).
 			return errors.Wrap(err, "lsm: compaction")
@@ -415,7 +416,7 @@ func (d *DB) runManualCompaction(ctx context.Context, c *compaction) error {
 	d.mu.compactions--
 	d.mu.cond.Broadcast()
 	d.mu.Unlock()
-	if base.IsNoSpace(err) && !errors.Is(err, ErrNoSpace) {
+	if vfs.IsNoSpace(err) && !errors.Is(err, ErrNoSpace) {
 		err = base.NoSpaceError("lsm: out of space: the compaction failed; what it wrote is removed", err)
 	}
 	return d.markIfClosed(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -116,7 +117,7 @@ func (d *DB) flushMemTable(m *memTable) error {
 	}
 	edit.LastSeqNum = max(base.SeqNum(d.visibleSeq.Load()), base.SeqNum(m.maxSeq.Load()))
 	if err := d.mu.versions.LogAndApply(edit); err != nil {
-		if meta != nil && base.IsNoSpace(err) {
+		if meta != nil && vfs.IsNoSpace(err) {
 			// The table is durable; the retry writes only the edit.
 			m.flushed = meta
 		}

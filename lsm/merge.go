@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -205,27 +206,8 @@ func (d *DB) bindMergeOperator() error {
 		return nil
 	}
 	path := filepath.Join(d.dir, mergeOperatorFile)
-	tmp := path + ".tmp"
-	f, err := d.fs.Create(tmp)
-	if err != nil {
-		return errors.Wrapf(err, "lsm: creating %s", tmp)
-	}
-	_, err = f.Write([]byte(d.opts.MergeOperator.Name() + "\n"))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = d.fs.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = d.fs.Remove(tmp)
+	if err := vfs.ReplaceFile(d.fs, path, path+".tmp", []byte(d.opts.MergeOperator.Name()+"\n")); err != nil {
 		return errors.Wrapf(err, "lsm: writing %s", path)
-	}
-	if err := d.syncDir(); err != nil {
-		return err
 	}
 	d.mergeOperatorBound.Store(true)
 	return nil

@@ -33,13 +33,14 @@ const (
 	OpSize
 	OpLink
 	OpCreateExclusive
+	OpDiskUsage
 	numOpKinds
 )
 
 var opKindNames = [numOpKinds]string{
 	"create", "open", "open-dir", "remove", "remove-all", "rename", "mkdir-all",
 	"list", "stat", "lock", "read", "write", "sync", "close", "size", "link",
-	"create-exclusive",
+	"create-exclusive", "disk-usage",
 }
 
 // String returns the kind's name as it appears in injected errors.
@@ -304,6 +305,14 @@ func (fs *ErrorFS) Lock(name string) (io.Closer, error) {
 		return nil, err
 	}
 	return &errorCloser{fs: fs, name: name, inner: l}, nil
+}
+
+// DiskUsage implements FS.
+func (fs *ErrorFS) DiskUsage(path string) (DiskUsage, error) {
+	if err := fs.check(Op{Kind: OpDiskUsage, Path: path}); err != nil {
+		return DiskUsage{}, err
+	}
+	return fs.inner.DiskUsage(path)
 }
 
 type errorCloser struct {

@@ -70,6 +70,7 @@ func TestErrorFSEachOp(t *testing.T) {
 		OpSync:            {"d/w", fileOp(createAndWriteW, File.Sync)},
 		OpClose:           {"d/f", fileOp(openF, File.Close)},
 		OpSize:            {"d/f", fileOp(openF, func(f File) error { _, err := f.Size(); return err })},
+		OpDiskUsage:       {"d", fsOp(func(fs FS) error { _, err := fs.DiskUsage("d"); return err })},
 	}
 	for kind := range numOpKinds {
 		c, ok := opCases[kind]

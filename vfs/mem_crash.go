@@ -27,7 +27,7 @@ type CrashOptions struct {
 // find after losing power at this instant: every directory has the entries
 // of its last sync and every file the bytes of its last sync (plus a torn
 // tail if opts asks for one). Files open on fs keep working on fs only, and
-// no locks are held in the clone.
+// no locks are held in the clone. The clone has fs's capacity.
 //
 // Directories are visited in name order, so a seeded opts.Rand gives
 // reproducible results.
@@ -37,6 +37,8 @@ func (fs *MemFS) CrashClone(opts CrashOptions) *MemFS {
 	c := crashCloner{opts: opts, clones: map[*memNode]*memNode{}}
 	clone := NewMem()
 	clone.mu.root = c.clone(fs.mu.root)
+	clone.mu.capacity = fs.mu.capacity // the same disk
+	clone.mu.usedStale = true
 	return clone
 }
 

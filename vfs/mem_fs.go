@@ -30,6 +30,12 @@ import (
 //     separator; "." is the root and ".." may not climb above it;
 //   - there are no permissions, modification times or hard links.
 //
+// Its disk is unbounded unless SetCapacity gives it a size: then a Write
+// that would pass the capacity writes what fits and fails with ENOSPC, as
+// on a full disk, and DiskUsage reports the capacity and the bytes of the
+// files (those with a name, and those still open without one, as on a
+// POSIX file system whose removed files keep their blocks until closed).
+//
 // It is slightly stricter than the OS where the OS is lax: OpenDir of a
 // regular file fails with ENOTDIR. Errors are *os.PathError (or
 // *os.LinkError for Rename) around syscall errnos, so errors.Is(err,
@@ -43,6 +49,16 @@ type MemFS struct {
 		root *memNode
 		// locks holds the cleaned paths of the locks Lock handed out.
 		locks map[string]bool
+		// open counts the open Files of each inode: a file removed while
+		// open keeps its bytes on the disk until closed.
+		open map[*memNode]int
+		// capacity is the disk's size in bytes, 0 for unbounded.
+		capacity int64
+		// used is the bytes of the files that hold space, valid unless
+		// usedStale (a removal, rename or close may have freed an inode;
+		// usedLocked recounts then).
+		used      int64
+		usedStale bool
 	}
 }
 
@@ -76,7 +92,72 @@ func NewMem() *MemFS {
 	fs := &MemFS{}
 	fs.mu.root = newDirNode()
 	fs.mu.locks = map[string]bool{}
+	fs.mu.open = map[*memNode]int{}
 	return fs
+}
+
+// unboundedCapacity is the size DiskUsage reports of a MemFS without a
+// capacity: a disk that never fills.
+const unboundedCapacity = 1 << 62
+
+// SetCapacity gives the file system a size in bytes: writes past it fail
+// with ENOSPC, and DiskUsage reports it. Zero or negative makes it
+// unbounded again. A capacity below what the files already hold fails
+// every write until enough is removed.
+func (fs *MemFS) SetCapacity(bytes int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.mu.capacity = max(bytes, 0)
+}
+
+// DiskUsage implements FS: the capacity (SetCapacity; unbounded reports
+// 2^62 bytes), and as usable what the files leave of it. Every path of a
+// MemFS is on one disk; path must exist, as for statfs(2).
+func (fs *MemFS) DiskUsage(path string) (DiskUsage, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if _, err := fs.lookupLocked(path); err != nil {
+		return DiskUsage{}, pathErr("statfs", path, err)
+	}
+	total := uint64(unboundedCapacity)
+	if fs.mu.capacity > 0 {
+		total = uint64(fs.mu.capacity)
+	}
+	used := uint64(fs.usedLocked())
+	return DiskUsage{Total: total, Usable: total - min(used, total)}, nil
+}
+
+// usedLocked returns the bytes of the files that hold space: every inode a
+// name reaches, and every open one.
+func (fs *MemFS) usedLocked() int64 {
+	if !fs.mu.usedStale {
+		return fs.mu.used
+	}
+	seen := map[*memNode]bool{}
+	var used int64
+	var walk func(n *memNode)
+	walk = func(n *memNode) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		used += int64(len(n.data))
+		for _, child := range n.entries {
+			walk(child)
+		}
+	}
+	walk(fs.mu.root)
+	for n := range fs.mu.open {
+		walk(n)
+	}
+	fs.mu.used, fs.mu.usedStale = used, false
+	return used
+}
+
+// newFileLocked returns an open File of n.
+func (fs *MemFS) newFileLocked(n *memNode, name string, readOnly bool) *memFile {
+	fs.mu.open[n]++
+	return &memFile{fs: fs, node: n, name: name, readOnly: readOnly}
 }
 
 var (
@@ -166,9 +247,10 @@ func (fs *MemFS) Create(name string) (File, error) {
 	case n.isDir:
 		return nil, pathErr("create", name, syscall.EISDIR)
 	default:
+		fs.mu.used -= int64(len(n.data))
 		n.data = nil
 	}
-	return &memFile{fs: fs, node: n, name: name}, nil
+	return fs.newFileLocked(n, name, false), nil
 }
 
 // CreateExclusive implements FS. Like O_EXCL it fails if name exists, as a
@@ -186,7 +268,7 @@ func (fs *MemFS) CreateExclusive(name string) (File, error) {
 	}
 	n := &memNode{}
 	dir.entries[base] = n
-	return &memFile{fs: fs, node: n, name: name}, nil
+	return fs.newFileLocked(n, name, false), nil
 }
 
 // Open implements FS. Like os.Open it also opens directories.
@@ -197,7 +279,7 @@ func (fs *MemFS) Open(name string) (File, error) {
 	if err != nil {
 		return nil, pathErr("open", name, err)
 	}
-	return &memFile{fs: fs, node: n, name: name, readOnly: true}, nil
+	return fs.newFileLocked(n, name, true), nil
 }
 
 // OpenDir implements FS.
@@ -211,7 +293,7 @@ func (fs *MemFS) OpenDir(name string) (File, error) {
 	if err != nil {
 		return nil, pathErr("opendir", name, err)
 	}
-	return &memFile{fs: fs, node: n, name: name, readOnly: true}, nil
+	return fs.newFileLocked(n, name, true), nil
 }
 
 // Remove implements FS.
@@ -230,6 +312,7 @@ func (fs *MemFS) Remove(name string) error {
 		return pathErr("remove", name, syscall.ENOTEMPTY)
 	}
 	delete(dir.entries, base)
+	fs.mu.usedStale = true
 	return nil
 }
 
@@ -245,6 +328,7 @@ func (fs *MemFS) RemoveAll(name string) error {
 		return pathErr("removeall", name, err)
 	}
 	delete(dir.entries, base)
+	fs.mu.usedStale = true
 	return nil
 }
 
@@ -316,6 +400,7 @@ func (fs *MemFS) renameLocked(oldname, newname string) error {
 	}
 	delete(oldDir.entries, oldBase)
 	newDir.entries[newBase] = n
+	fs.mu.usedStale = true // target's inode may be gone
 	return nil
 }
 
@@ -479,8 +564,16 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if f.readOnly {
 		return 0, pathErr("write", f.name, errReadOnly)
 	}
-	f.node.data = append(f.node.data, p...)
-	return len(p), nil
+	n := len(p)
+	if c := f.fs.mu.capacity; c > 0 {
+		n = int(min(int64(n), max(c-f.fs.usedLocked(), 0)))
+	}
+	f.node.data = append(f.node.data, p[:n]...)
+	f.fs.mu.used += int64(n)
+	if n < len(p) {
+		return n, pathErr("write", f.name, syscall.ENOSPC)
+	}
+	return n, nil
 }
 
 // Sync snapshots a file's bytes, or a directory's entries.
@@ -517,6 +610,10 @@ func (f *memFile) Close() error {
 		return err
 	}
 	f.closed = true
+	if f.fs.mu.open[f.node]--; f.fs.mu.open[f.node] == 0 {
+		delete(f.fs.mu.open, f.node)
+		f.fs.mu.usedStale = true
+	}
 	return nil
 }
 

@@ -5,11 +5,17 @@
 // simulates crashes, or for one that injects errors.
 //
 // Implementations: Default (the operating system), NewMem (in memory, with
-// crash simulation) and NewErrorFS (wraps another FS and fails chosen calls,
-// optionally with a short write). A bookie keeps all of its files on one FS,
+// crash simulation and a settable capacity) and NewErrorFS (wraps another FS
+// and fails chosen calls, optionally with a short write). A bookie keeps all of its files on one FS,
 // so that one CrashClone of a MemFS is a power loss of the whole storage at
 // one instant: the entry logs and the indexes that name their bytes lose
 // their unsynced data together, as on a real machine.
+//
+// The package also owns the file-system facts every store needs, so that
+// each is written once: SyncDir (make a directory's changes durable),
+// ReplaceFile (replace a small file atomically and durably), IsNoSpace (is
+// this error a full disk) and FS.DiskUsage (how full is the disk), which the
+// in-memory FS answers too, so that a full disk can be tested in memory.
 package vfs
 
 import (
@@ -64,4 +70,8 @@ type FS interface {
 	// another holder has fails at once with a *LockHeldError (ErrLockHeld),
 	// naming the holder's process id where the file system knows it.
 	Lock(name string) (io.Closer, error)
+	// DiskUsage says how large the file system holding path is and how much
+	// of it a writer may still use: statfs(2) on the operating system; a
+	// MemFS reports its capacity (SetCapacity) and the bytes of its files.
+	DiskUsage(path string) (DiskUsage, error)
 }

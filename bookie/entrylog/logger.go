@@ -265,8 +265,8 @@ func (l *Logger) flushLocked() error {
 		l.syncs.Add(1)
 	}
 	if l.mu.needDirSync {
-		if err := syncDir(l.fs, l.dir); err != nil {
-			return errors.Wrapf(err, "entrylog: syncing directory %s", l.dir)
+		if err := vfs.SyncDir(l.fs, l.dir); err != nil {
+			return errors.Wrap(err, "entrylog")
 		}
 		l.mu.needDirSync = false
 	}
@@ -302,7 +302,7 @@ func (l *Logger) newLogLocked() error {
 	if id > MaxLogID {
 		return errors.Newf("entrylog: log id %#x would exceed the maximum %#x", id, MaxLogID)
 	}
-	if err := writeFileAtomically(l.fs, filepath.Join(l.dir, lastIDFileName), []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
+	if err := replaceFile(l.fs, filepath.Join(l.dir, lastIDFileName), []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
 		return errors.Wrapf(err, "entrylog: recording log id %#x in %s", id, lastIDFileName)
 	}
 	// From here the id is used, whatever happens to the log.
@@ -457,35 +457,8 @@ func (l *Logger) Metrics() Metrics {
 	}
 }
 
-// writeFileAtomically replaces name with data durably: a temporary file,
-// synced, renamed over name, and the directory synced.
-func writeFileAtomically(fs vfs.FS, name string, data []byte) error {
-	tmp := name + ".tmp"
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDir(fs, filepath.Dir(name))
-	}
-	return err
-}
-
-// syncDir makes the creations, renames and removals in dir durable.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	return errors.CombineErrors(d.Sync(), d.Close())
+// replaceFile replaces name (lastId, a ledgers map) with data, atomically
+// and durably, through name.tmp.
+func replaceFile(fs vfs.FS, name string, data []byte) error {
+	return vfs.ReplaceFile(fs, name, name+".tmp", data)
 }

@@ -159,7 +159,7 @@ func DecodeMetadata(b []byte) (*Metadata, error) {
 // the garbage collector rebuilds a missing map by scanning.
 func (l *Logger) writeMetadata(m *Metadata) {
 	path := filepath.Join(l.dir, MetadataFileName(m.LogID))
-	if err := writeFileAtomically(l.fs, path, EncodeMetadata(m)); err != nil {
+	if err := replaceFile(l.fs, path, EncodeMetadata(m)); err != nil {
 		l.log.Warn("writing the ledgers map of an entry log failed; garbage collection will scan the log instead", "id", m.LogID, "path", path, "err", err)
 	}
 }
@@ -273,8 +273,8 @@ func (l *Logger) RemoveLog(id int64) error {
 	if err := l.fs.Remove(meta); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return errors.Wrapf(err, "entrylog: removing %s", meta)
 	}
-	if err := syncDir(l.fs, l.dir); err != nil {
-		return errors.Wrapf(err, "entrylog: syncing directory %s", l.dir)
+	if err := vfs.SyncDir(l.fs, l.dir); err != nil {
+		return errors.Wrap(err, "entrylog")
 	}
 	l.log.Info("removed entry log", "id", id, "path", path)
 	return nil

@@ -2,5 +2,6 @@
 // keys (user key + sequence number + kind), the error marks (corruption, not
 // found, closed) and the invariants switch for expensive self-checks.
 //
-// It imports nothing of ours, so every internal package may import it.
+// It imports nothing of ours but vfs (whose ErrNoSpace is its ErrNoSpace),
+// so every internal package may import it.
 package base

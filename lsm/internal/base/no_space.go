@@ -1,20 +1,14 @@
 package base
 
-import (
-	"errors"
-	"syscall"
-)
+import "github.com/bookie-index/bookie-index/vfs"
 
 // ErrNoSpace matches every error the engine returns because a file system
 // is out of space (ENOSPC, or EDQUOT for a full quota): the background
 // work that failed is retried, and writes succeed again once it does. Both
-// the standard library's and cockroachdb's errors.Is recognise it.
-var ErrNoSpace = errors.New("lsm: out of space")
-
-// IsNoSpace reports whether err was caused by a full file system or quota.
-func IsNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrNoSpace)
-}
+// the standard library's and cockroachdb's errors.Is recognise it. It is
+// vfs.ErrNoSpace, so that vfs.IsNoSpace, which every store of ours asks,
+// recognises the engine's refusals as well as the file system's ENOSPC.
+var ErrNoSpace = vfs.ErrNoSpace
 
 // NoSpaceError wraps cause, an out-of-space failure, with msg; the result
 // matches ErrNoSpace and still matches cause (errors.Is(err,

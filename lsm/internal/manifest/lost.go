@@ -58,10 +58,10 @@ func KeepInLost(fs vfs.FS, dir string, names []string, link bool) error {
 			return errors.Wrapf(err, "manifest: keeping %s in %s", from, lost)
 		}
 	}
-	if err := syncDir(fs, lost); err != nil {
-		return err
+	if err := vfs.SyncDir(fs, lost); err != nil {
+		return errors.Wrap(err, "manifest")
 	}
-	return syncDir(fs, dir)
+	return errors.Wrap(vfs.SyncDir(fs, dir), "manifest")
 }
 
 // ListLost returns the names of the files in dir/lost/ (none if it does

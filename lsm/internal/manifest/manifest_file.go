@@ -184,7 +184,7 @@ func createManifest(fs vfs.FS, dir string, fileNum uint64, snapshot *VersionEdit
 		syncedFile: sf, synced: record.NewSyncedLengthWriter(sf)}
 	err = m.append(snapshot)
 	if err == nil {
-		err = syncDir(fs, dir)
+		err = errors.Wrap(vfs.SyncDir(fs, dir), "manifest")
 	}
 	if err != nil {
 		// No CURRENT names the files yet: remove them, so that retries on
@@ -239,39 +239,10 @@ func (m *manifestWriter) close() error {
 func setCurrent(fs vfs.FS, dir string, fileNum uint64) error {
 	tmp := FilePath(dir, FileKindTemp, fileNum)
 	current := FilePath(dir, FileKindCurrent, 0)
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return errors.Wrapf(err, "manifest: creating %s", tmp)
-	}
-	_, err = io.WriteString(f, FileName(FileKindManifest, fileNum)+"\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, current)
-	}
-	if err != nil {
-		_ = fs.Remove(tmp) // garbage either way; Recover removes leftovers
-		return errors.Wrapf(err, "manifest: writing %s", current)
-	}
-	return syncDir(fs, dir)
-}
-
-// syncDir makes the creations, renames and removals in dir durable.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return errors.Wrapf(err, "manifest: opening directory %s", dir)
-	}
-	err = d.Sync()
-	// Closing a read-only directory handle cannot lose anything, and a
-	// failure here must not report a durable change (a new CURRENT) as
-	// failed.
-	_ = d.Close()
-	return errors.Wrapf(err, "manifest: syncing directory %s", dir)
+	// A failure leaves no temp file (and Recover removes those a crash
+	// leaves).
+	return errors.Wrapf(vfs.ReplaceFile(fs, current, tmp, []byte(FileName(FileKindManifest, fileNum)+"\n")),
+		"manifest: writing %s", current)
 }
 
 // maxCurrentSize bounds what readCurrent reads: CURRENT holds one name.

@@ -114,7 +114,7 @@ func (vs *VersionSet) Current() *Version {
 // LogNumber going backwards) returns an error and changes nothing. A
 // failure to write the manifest leaves the edit maybe durable, maybe not:
 // the engine must not delete the files the edit added until a later
-// LogAndApply succeeds. A failure for lack of space (base.IsNoSpace) is
+// LogAndApply succeeds. A failure for lack of space (vfs.IsNoSpace) is
 // returned matching base.ErrNoSpace and is not sticky: the next
 // LogAndApply writes a new manifest holding a snapshot of the state (the
 // failed edit included if it is retried), so nothing is appended behind
@@ -171,7 +171,7 @@ func (vs *VersionSet) LogAndApply(edit *VersionEdit) error {
 		err = vs.writer.manifest.append(&e)
 	}
 	if err != nil {
-		if base.IsNoSpace(err) {
+		if vfs.IsNoSpace(err) {
 			vs.writer.rotate = true
 			return base.NoSpaceError("manifest: LogAndApply failed for lack of space; the next one writes a new manifest", err)
 		}

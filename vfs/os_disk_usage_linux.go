@@ -1,0 +1,21 @@
+package vfs
+
+import (
+	"syscall"
+
+	"github.com/cockroachdb/errors"
+)
+
+// DiskUsage implements FS with statfs(2).
+func (osFS) DiskUsage(path string) (DiskUsage, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return DiskUsage{}, errors.Wrapf(err, "statfs %s", path)
+	}
+	bs := uint64(st.Bsize)
+	return DiskUsage{
+		ID:     uint64(uint32(st.Fsid.X__val[0]))<<32 | uint64(uint32(st.Fsid.X__val[1])),
+		Total:  st.Blocks * bs,
+		Usable: st.Bavail * bs,
+	}, nil
+}
