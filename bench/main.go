@@ -19,7 +19,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/bookie-index/bookie-index/internal/benchmark"
+	"github.com/bookie-index/bookie-index/benchmark"
 	"github.com/cockroachdb/errors"
 )
 

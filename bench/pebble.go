@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/bookie-index/bookie-index/internal/benchmark"
+	"github.com/bookie-index/bookie-index/benchmark"
 	"github.com/cockroachdb/errors"
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"

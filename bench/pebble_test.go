@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bookie-index/bookie-index/internal/benchmark"
+	"github.com/bookie-index/bookie-index/benchmark"
 	"github.com/stretchr/testify/require"
 )
 

@@ -13,7 +13,7 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// row is the part of a bench JSON row (internal/benchmark's LoadRow and
+// row is the part of a bench JSON row (benchmark's LoadRow and
 // OpRow) that the plot reads. It is declared here rather than imported so
 // that the plot reads files written by older commits too.
 type row struct {

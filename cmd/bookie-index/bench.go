@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/bookie-index/bookie-index/internal/benchmark"
+	"github.com/bookie-index/bookie-index/benchmark"
 )
 
 // benchProgressEvery is how often bench prints a status line when stderr

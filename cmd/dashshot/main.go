@@ -7,7 +7,7 @@
 // not packaged by Debian, so docs/grafana/dashboard.png is this page
 // screenshotted with headless Chromium:
 //
-//	go run ./internal/dashshot -out /tmp/dash.html
+//	go run ./cmd/dashshot -out /tmp/dash.html
 //	chromium --headless --no-sandbox --disable-gpu --window-size=1400,1620 \
 //	    --screenshot=docs/grafana/dashboard.png file:///tmp/dash.html
 package main
