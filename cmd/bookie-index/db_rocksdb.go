@@ -222,6 +222,9 @@ func rocksProps(args []string, stdout, stderr io.Writer) error {
 		if t.IndexPartitions > 0 {
 			fmt.Fprintf(w, " (%d partitions)", t.IndexPartitions)
 		}
+		if m := t.MergeOperator; m != "" && m != "nullptr" {
+			fmt.Fprintf(w, ", merge operator %s", m)
+		}
 		fmt.Fprintf(w, ", %d data blocks\n", t.DataBlocks)
 	}
 	for _, t := range p.Torn {

@@ -27,7 +27,7 @@ func TestDBRocksDB(t *testing.T) {
 	require.Equal(t, "4294968421 (log: 1, pos: 1125)\n", mustRun(t, "db", "get", "--rocksdb="+fixture, "1", "1"))
 	props := mustRun(t, "db", "props", "--rocksdb", fixture)
 	require.Contains(t, props, "RocksDB, 4 tables")
-	require.Contains(t, props, "format_version 5, LZ4, xxhash, two-level index (7 partitions)")
+	require.Contains(t, props, "format_version 5, LZ4, xxHash, two-level index (7 partitions)")
 	require.Contains(t, mustRun(t, "db", "props", "--rocksdb", fixture, "--json"), `"Comparator":"leveldb.BytewiseComparator"`)
 
 	code, _, errOut := runCmd("db", "get", "--rocksdb", fixture, "10", "1000")

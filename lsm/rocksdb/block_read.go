@@ -3,19 +3,10 @@ package rocksdb
 import (
 	"encoding/binary"
 
-	"github.com/bookie-index/bookie-index/lsm/internal/crc"
-	"github.com/cespare/xxhash/v2"
+	"fmt"
+
 	"github.com/cockroachdb/errors"
 	"github.com/pierrec/lz4/v4"
-)
-
-// Checksum types of a table's footer (include/rocksdb/table.h).
-const (
-	checksumNone     = 0
-	checksumCRC32c   = 1
-	checksumXXHash   = 2
-	checksumXXHash64 = 3
-	checksumXXH3     = 4
 )
 
 // Compression types of a block trailer (include/rocksdb/compression_type.h).
@@ -25,6 +16,36 @@ const (
 	compressionLZ4    = 0x4
 	compressionLZ4HC  = 0x5
 )
+
+// compressionName names a block compression type as RocksDB's
+// CompressionTypeToString does (and so its rocksdb.compression property
+// before format_version 7).
+func compressionName(typ byte) string {
+	switch typ {
+	case compressionNone:
+		return "NoCompression"
+	case compressionSnappy:
+		return "Snappy"
+	case 0x2:
+		return "Zlib"
+	case 0x3:
+		return "BZip2"
+	case compressionLZ4:
+		return "LZ4"
+	case compressionLZ4HC:
+		return "LZ4HC"
+	case 0x6:
+		return "Xpress"
+	case 0x7:
+		return "ZSTD"
+	}
+	return "unknown"
+}
+
+// describeCompression is how errors name a compression type.
+func describeCompression(typ byte) string {
+	return fmt.Sprintf("compression type %d (%s)", typ, compressionName(typ))
+}
 
 // maxBlockSize bounds a block and its decoded size, so that a corrupt handle
 // or size prefix cannot make the reader allocate without limit.
@@ -41,29 +62,18 @@ func (t *table) readBlock(h blockHandle, what string) ([]byte, error) {
 		return nil, errors.Wrapf(err, "rocksdb: %s: read %s %s", t.name, what, h)
 	}
 	data, trailer := buf[:h.size], buf[h.size:]
-	stored := binary.LittleEndian.Uint32(trailer[1:])
-	var sum uint32
-	switch t.footer.checksum {
-	case checksumNone:
-		sum = stored
-	case checksumCRC32c:
-		sum = crc.Mask(crc.Extend(crc.Extend(0, data), trailer[:1]))
-	case checksumXXHash:
-		sum = xxh32(buf[:h.size+1], nil)
-	case checksumXXHash64:
-		sum = uint32(xxhash.Sum64(buf[:h.size+1]))
-	default:
-		return nil, unsupportedf("%s: checksum type %d", t.name, t.footer.checksum)
-	}
-	if sum != stored {
-		return nil, corruptf("%s: %s %s: checksum mismatch (stored %#08x, computed %#08x)", t.name, what, h, stored, sum)
+	// From format_version 6 the stored checksum has the block's context
+	// modifier added; it is taken off before comparing, as RocksDB does.
+	stored := binary.LittleEndian.Uint32(trailer[1:]) - contextModifier(t.footer.baseContext, h.offset)
+	if sum := checksumOf(t.footer.checksum, buf[:h.size+1]); sum != stored {
+		return nil, corruptf("%s: %s %s: checksum mismatch, %s (stored %#08x, computed %#08x)", t.name, what, h, describeChecksum(t.footer.checksum), stored, sum)
 	}
 	out, err := decompress(trailer[0], data, t.footer.formatVersion)
 	if err != nil {
 		return nil, corruptf("%s: %s %s: %s", t.name, what, h, err)
 	}
 	if out == nil && trailer[0] != compressionNone {
-		return nil, unsupportedf("%s: %s %s: compression type %d (none, Snappy and LZ4 are read)", t.name, what, h, trailer[0])
+		return nil, unsupportedf("%s: %s %s: %s (none, Snappy, LZ4 and LZ4HC are read)", t.name, what, h, describeCompression(trailer[0]))
 	}
 	return out, nil
 }

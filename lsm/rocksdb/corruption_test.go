@@ -150,7 +150,7 @@ func TestTornWALTail(t *testing.T) {
 // table's index (the first data block starts at 0).
 func blockSizeAt(t *testing.T, data []byte, off uint64) int {
 	t.Helper()
-	f, err := decodeFooter("t", data[len(data)-footerSize:])
+	f, err := decodeFooter("t", data[len(data)-footerSize:], int64(len(data)-footerSize))
 	require.NoError(t, err)
 	tb := &table{name: "t", f: nopFile{data}, size: int64(len(data)), footer: f}
 	require.NoError(t, tb.readMeta())

@@ -31,3 +31,10 @@ func corruptf(format string, args ...interface{}) error {
 func unsupportedf(format string, args ...interface{}) error {
 	return base.Mark(errors.Newf("rocksdb: unsupported: "+format, args...), ErrUnsupported)
 }
+
+// mergeRecordError refuses a merge record (the only kind of record a table
+// with a merge operator adds): its value depends on the operator, which this
+// reader does not apply. It names the record's key, hex-encoded.
+func mergeRecordError(file string, h blockHandle, offset int, key []byte) error {
+	return unsupportedf("%s: data %s: entry at offset %d: merge record for key %x (merge operands are not read)", file, h, offset, key)
+}

@@ -1,6 +1,7 @@
 package rocksdb
 
 import (
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"testing"
@@ -51,4 +52,12 @@ func fixtureFiles(t testing.TB, name string) []string {
 		out = append(out, e.Name())
 	}
 	return out
+}
+
+// resealBlock recomputes the stored checksum of the block at h after an
+// edit of its contents or compression type, as RocksDB's writer computes it.
+func resealBlock(data []byte, f footer, h blockHandle) {
+	end := h.offset + h.size
+	sum := checksumOf(f.checksum, data[h.offset:end+1]) + contextModifier(f.baseContext, h.offset)
+	binary.LittleEndian.PutUint32(data[end+1:], sum)
 }

@@ -111,7 +111,7 @@ func (t *table) loadDataBlock(i int) (*decodedBlock, error) {
 		switch ik.kind {
 		case typeValue, typeDeletion, typeSingleDeletion:
 		case typeMerge:
-			return nil, unsupportedf("%s: data %s: entry at offset %d: merge operand", t.name, h, e.offset)
+			return nil, mergeRecordError(t.name, h, e.offset, ik.user)
 		default:
 			return nil, unsupportedf("%s: data %s: entry at offset %d: value type %#x", t.name, h, e.offset, ik.kind)
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/vfs"
@@ -16,6 +18,7 @@ const (
 	metaPropertiesLegacy = "rocksdb.stats"
 	metaRangeDel         = "rocksdb.range_del"
 	metaCompressionDict  = "rocksdb.compression_dict"
+	metaIndex            = "rocksdb.index" // format_version >= 6: the index's handle
 
 	propNumEntries        = "rocksdb.num.entries"
 	propNumRangeDels      = "rocksdb.num.range-deletions"
@@ -46,6 +49,7 @@ type TableProps struct {
 	FormatVersion   uint32
 	Checksum        string
 	Compression     string
+	MergeOperator   string // the merge operator configured when it was written ("" or "nullptr": none)
 	Entries         uint64 // point entries (puts and deletions)
 	RangeDeletions  uint64
 	IndexType       string
@@ -107,7 +111,7 @@ func openTableFile(name string, f vfs.File, meta *fileMeta) (*table, error) {
 	if _, err := f.ReadAt(tail, size-n); err != nil {
 		return nil, errors.Wrapf(err, "rocksdb: %s: read footer", name)
 	}
-	if t.footer, err = decodeFooter(name, tail); err != nil {
+	if t.footer, err = decodeFooter(name, tail, size-n); err != nil {
 		return nil, err
 	}
 	if err := t.readMeta(); err != nil {
@@ -152,6 +156,13 @@ func (t *table) readMeta() error {
 	if _, ok := handles[metaCompressionDict]; ok {
 		return unsupportedf("%s: compression dictionary", t.name)
 	}
+	if t.footer.formatVersion >= 6 {
+		h, ok := handles[metaIndex]
+		if !ok {
+			return corruptf("%s: metaindex %s: no %s entry (format_version %d keeps the index handle there)", t.name, t.footer.metaindex, metaIndex, t.footer.formatVersion)
+		}
+		t.footer.index = h
+	}
 	ph, ok := handles[metaProperties]
 	if !ok {
 		ph, ok = handles[metaPropertiesLegacy]
@@ -184,14 +195,17 @@ func (t *table) readMeta() error {
 			t.props.RangeDeletions, err = u()
 		case propCompression:
 			t.props.Compression = string(e.value)
+			err = t.checkCompressionName(ph, string(e.value))
 		case propComparator:
 			if string(e.value) != bytewiseComparator {
 				return unsupportedf("%s: comparator %q (only %s)", t.name, e.value, bytewiseComparator)
 			}
 		case propMergeOperator:
-			if s := string(e.value); s != "nullptr" && s != "" {
-				return unsupportedf("%s: merge operator %q", t.name, s)
-			}
+			// The merge operator configured when the table was written
+			// (ldb names StringAppendOperator in every table it
+			// rewrites). Only merge records in the data are refused, by
+			// key, where they are read.
+			t.props.MergeOperator = string(e.value)
 		case propIndexKeyIsUserKey:
 			var v uint64
 			v, err = u()
@@ -240,6 +254,38 @@ func (t *table) readMeta() error {
 			t.rangeDels = append(t.rangeDels, tombstone{start: ik.user, end: e.value, seq: seq})
 		}
 	}
+	return nil
+}
+
+// checkCompressionName checks the rocksdb.compression property. From
+// format_version 7 it is "<compression manager>;<types used, two hex digits
+// each>;" (RocksDB's built-in manager is "BuiltinV2"; empty when compression
+// is off): another manager may give the trailer's type bytes meanings of its
+// own, so it is refused. Before, it names one compression type, and the
+// block trailers decide.
+func (t *table) checkCompressionName(ph blockHandle, v string) error {
+	if t.footer.formatVersion < 7 {
+		return nil
+	}
+	fields := strings.Split(v, ";")
+	if len(fields) < 3 || len(fields[1])%2 != 0 {
+		return corruptf("%s: properties %s: %s %q is not <manager>;<types>;", t.name, ph, propCompression, v)
+	}
+	if m := fields[0]; m != "" && m != "BuiltinV2" {
+		return unsupportedf("%s: properties %s: compression manager %q (only RocksDB's built-in BuiltinV2)", t.name, ph, m)
+	}
+	var names []string
+	for i := 0; i < len(fields[1]); i += 2 {
+		typ, err := strconv.ParseUint(fields[1][i:i+2], 16, 8)
+		if err != nil {
+			return corruptf("%s: properties %s: %s %q: bad compression type", t.name, ph, propCompression, v)
+		}
+		names = append(names, compressionName(byte(typ)))
+	}
+	if len(names) == 0 {
+		names = []string{compressionName(compressionNone)}
+	}
+	t.props.Compression = strings.Join(names, "+")
 	return nil
 }
 
@@ -332,7 +378,7 @@ func (t *table) get(key []byte) (internalKey, []byte, bool, error) {
 		switch ik.kind {
 		case typeValue, typeDeletion, typeSingleDeletion:
 		case typeMerge:
-			return internalKey{}, nil, false, unsupportedf("%s: data %s: entry at offset %d: merge operand", t.name, h, off)
+			return internalKey{}, nil, false, mergeRecordError(t.name, h, off, ik.user)
 		default:
 			return internalKey{}, nil, false, unsupportedf("%s: data %s: entry at offset %d: value type %#x", t.name, h, off, ik.kind)
 		}
@@ -342,20 +388,4 @@ func (t *table) get(key []byte) (internalKey, []byte, bool, error) {
 		return ik, v, true, nil
 	}
 	return internalKey{}, nil, false, nil
-}
-
-func checksumName(c byte) string {
-	switch c {
-	case checksumNone:
-		return "none"
-	case checksumCRC32c:
-		return "crc32c"
-	case checksumXXHash:
-		return "xxhash"
-	case checksumXXHash64:
-		return "xxhash64"
-	case checksumXXH3:
-		return "xxh3"
-	}
-	return "unknown"
 }

@@ -66,7 +66,14 @@ func decodeBatch(name string, off int64, data []byte, fn func(op batchOp) error)
 		case batchNoop:
 			continue
 		case typeMerge, batchCFMerge:
-			return unsupportedf("%s: offset %d: write batch record at %d: merge operand", name, off, recOff)
+			if tag == batchCFMerge {
+				d.uvarint32()
+			}
+			key := d.slice()
+			if !d.ok() {
+				return corruptf("%s: offset %d: write batch record at %d (tag %#x) is truncated", name, off, recOff, tag)
+			}
+			return unsupportedf("%s: offset %d: write batch record at %d: merge record for key %x (merge operands are not read)", name, off, recOff, key)
 		default:
 			return unsupportedf("%s: offset %d: write batch record at %d: tag %#x (not Put, Delete, SingleDelete or DeleteRange)", name, off, recOff, tag)
 		}
