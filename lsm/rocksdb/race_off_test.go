@@ -1,0 +1,5 @@
+//go:build !race
+
+package rocksdb
+
+const raceEnabled = false
