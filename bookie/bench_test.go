@@ -3,7 +3,6 @@ package bookie
 import (
 	"math/rand"
 	"testing"
-	"time"
 )
 
 // benchEntrySize is the payload of the benchmarks' entries.
@@ -117,51 +116,4 @@ func BenchmarkReadEntry(b *testing.B) {
 		m := s.Metrics()[0]
 		b.ReportMetric(float64(m.ReadCacheHits)/float64(b.N), "cache-hits/op")
 	})
-}
-
-// BenchmarkRebuild rebuilds the index of 200,000 entries (100 ledgers of
-// 2,000 entries of 100 bytes, in several entry logs): scan, sort, write
-// tables, ingest. Each iteration moves the previous index aside.
-//
-//	go test -run '^$' -bench Rebuild -benchtime 3x ./bookie/
-func BenchmarkRebuild(b *testing.B) {
-	root := b.TempDir()
-	o := osOptions(root, 1)
-	o.WriteCacheSize = 64 << 20
-	o.LogSizeLimit = 8 << 20
-	s, err := Open(o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	const ledgers, entries = 100, 2000
-	p := make([]byte, 100)
-	for e := range int64(entries) {
-		for l := range int64(ledgers) {
-			if err := s.AddEntry(l, e, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-		if e%500 == 499 {
-			if err := s.Checkpoint(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		res, err := RebuildLocationsIndex(RebuildOptions{
-			LedgerDir: o.LedgerDirs[0], IndexDir: o.IndexDirs[0],
-			Now: func() time.Time { return time.Unix(int64(i), 0) },
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if res.Entries != ledgers*entries {
-			b.Fatalf("%d entries rebuilt, want %d", res.Entries, ledgers*entries)
-		}
-	}
-	b.ReportMetric(float64(ledgers*entries*b.N)/b.Elapsed().Seconds(), "entries/s")
 }

@@ -1,7 +1,16 @@
 // Package bookie is the ledger storage a bookie embeds (upstream's
 // DbLedgerStorage and SingleDirectoryDbLedgerStorage): entry logs, write
-// and read caches, checkpoints, the read path, ledger deletion, and the
-// rebuild of the entry location index from the entry logs.
+// and read caches, checkpoints, the read path, ledger deletion, garbage
+// collection and read-only mode.
+//
+// The offline tools that work on a stopped storage's directories live in
+// packages of their own, as Pebble keeps its tool apart from the DB:
+// rebuild (the entry location index, from the entry logs), check (a
+// directory, every location against the entry logs) and migrate (a
+// BookKeeper bookie's RocksDB indexes into this storage's). What the
+// storage and the tools share about a directory — the ledgers index's
+// records, the LAYOUT record, a migration's file names — is package
+// ondisk.
 //
 // # Layout
 //
@@ -14,7 +23,7 @@
 //	<indexDir>/current/locations       entry location index (package entrylocation)
 //	<indexDir>/current/ledgers         ledgers index: a record per ledger (LedgerInfo)
 //	<ledgerDir>/current/LAYOUT         the directory list, instance id and routing
-//	<indexDir>/current/LAYOUT          (one copy per directory; layout.go)
+//	<indexDir>/current/LAYOUT          (one copy per directory; ondisk.Layout)
 //
 // Open refuses a directory list other than the one recorded at the first
 // start, unless Options.AllowStorageExpansion adds empty directories
@@ -32,7 +41,7 @@
 // indexes are not: Open refuses, before creating anything, a directory
 // whose index is BookKeeper's RocksDB or that holds BookKeeper logs with
 // an index missing, with an error matching ErrUnconverted that names the
-// directory and "bookie-index migrate" (unconverted.go).
+// directory and "bookie-index migrate" (ondisk.CheckConverted).
 //
 // # Write path
 //
@@ -143,49 +152,6 @@
 // and the log removed. A marker file names the log being compacted; open
 // finishes an interrupted compaction. A read that finds its entry's log
 // removed looks the entry up again.
-//
-// # Rebuild
-//
-// RebuildLocationsIndex rebuilds a directory's location index from its
-// entry logs, offline (upstream's LocationsIndexRebuildOp): the old index
-// is moved aside, every log is scanned in ascending id, the records of
-// the ledgers that exist are sorted in bounded runs (spilled and merged
-// when they do not fit in memory, the copy with the greatest location
-// winning), written as disjoint tables with lsm.CreateTable and ingested
-// into an empty index with DB.Ingest: the tables land in the last level
-// as they are. Runs, tables and the new index go through the same file
-// system as the logs (RebuildOptions.FS). A missing or unreadable ledgers
-// index fails it before anything is moved, unless
-// RebuildOptions.RebuildLedgersIndex rebuilds that too; a new index with
-// fewer entries than the old is reported (RebuildResult.FewerEntries).
-// CheckLedgersIndex reads every record of a ledgers index.
-//
-// # Migration from BookKeeper
-//
-// MigrateFromRocksDB converts a stopped BookKeeper bookie's RocksDB
-// indexes of one directory (read with package lsm/rocksdb) into this
-// storage's: the locations as they are (the same key and value
-// encoding), the ledgers' LedgerData protobuf into ledger records,
-// dropping the locations of ledgers the ledgers database no longer holds.
-// It builds the new indexes beside the old ones (X.migrating), verifies
-// them, writes a marker (migrate.READY) and renames: the RocksDB
-// databases become X.rocksdb-backup. A crash before the marker leaves the
-// old state, after it a rerun finishes the switch (docs/migration.md).
-//
-// # Check
-//
-// CheckDirectory checks a directory offline, on a closed storage (it
-// takes the indexes' locks, so it refuses a directory a running storage
-// holds): it scans every entry log to its end and verifies every location
-// of the index, reading the record it names (the entry's own, checksum
-// intact) and checking it against the ledgers index (its ledger exists;
-// it is not below the floor of the ledger's current life). It reports
-// records that do not decode (file and offset), locations that name no
-// record of their entry or a damaged one, and counts. Damage where the
-// index names a record at or after it is a problem (the index names only
-// synced bytes); a damaged tail nothing names is what a crash during a
-// checkpoint leaves, and only a warning, as is a location of a ledger the
-// ledgers index does not hold (no read reaches it).
 //
 // # Ids
 //

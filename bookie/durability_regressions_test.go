@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
+	"github.com/bookie-index/bookie-index/bookie/rebuild"
 	"github.com/stretchr/testify/require"
 )
 
@@ -88,15 +90,15 @@ func TestOpenRefusesHalfSwitchedMigration(t *testing.T) {
 
 	cur := "/data/ledgers/current"
 	fs := env.mem
-	require.NoError(t, fs.Rename(cur+"/ledgers", cur+"/ledgers"+MigrateNewSuffix)) // "built"
-	require.NoError(t, fs.MkdirAll(cur+"/ledgers"+RocksDBBackupSuffix, 0o755))     // the renamed RocksDB db
-	f, err := fs.Create(cur + "/" + MigrateMarker)
+	require.NoError(t, fs.Rename(cur+"/ledgers", cur+"/ledgers"+ondisk.MigrateNewSuffix)) // "built"
+	require.NoError(t, fs.MkdirAll(cur+"/ledgers"+ondisk.RocksDBBackupSuffix, 0o755))     // the renamed RocksDB db
+	f, err := fs.Create(cur + "/" + ondisk.MigrateMarker)
 	require.NoError(t, err)
-	_, err = f.Write([]byte(migrateReadyContent))
+	_, err = f.Write([]byte(ondisk.MigrateReadyContent))
 	require.NoError(t, err)
 	require.NoError(t, f.Sync())
 	require.NoError(t, f.Close())
-	pending, err := MigrationPending(fs, "/data/ledgers")
+	pending, err := ondisk.MigrationPending(fs, "/data/ledgers")
 	require.NoError(t, err)
 	require.True(t, pending)
 
@@ -137,7 +139,7 @@ func TestRebuildAfterFullPurgeKeepsOldLifeDeleted(t *testing.T) {
 	requireNoEntry(t, s, 1, 5)
 	require.NoError(t, s.Close())
 
-	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
+	_, err = rebuild.LocationsIndex(rebuild.Options{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
 	require.NoError(t, err)
 	s, err = Open(opts)
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/cockroachdb/errors"
 )
@@ -29,9 +30,10 @@ var (
 	// (and lsm.ErrClosed), so a call racing Close fails the same way
 	// whichever layer notices.
 	ErrClosed = entrylocation.ErrClosed
-	// ErrLedgersIndexMissing: a rebuild found the ledgers index missing or
-	// unreadable and was not told to rebuild it too.
-	ErrLedgersIndexMissing = errors.New("ledgers index missing or unreadable")
+	// ErrUnconverted: Open found a BookKeeper bookie's data not yet
+	// converted (its RocksDB indexes, or its entry logs without indexes).
+	// It is ondisk.ErrUnconverted.
+	ErrUnconverted = ondisk.ErrUnconverted
 )
 
 // LastEntry is the entry id that GetEntry reads as "the ledger's last

@@ -37,6 +37,7 @@ func TestSentinelsMatchStdlibErrorsIs(t *testing.T) {
 	requireIs(err, ErrNoLedger)
 	_, err = s.GetEntry(1, entries)
 	requireIs(err, ErrNoEntry)
+	requireIs(noEntry(1, 2), ErrNoEntry)
 	_, err = s.GetEntry(-1, 0)
 	requireIs(err, ErrInvalidArgument)
 	require.NoError(t, s.Close())

@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
@@ -46,7 +47,7 @@ func resolveDisk(o *GCOptions, fs vfs.FS) error {
 	if o.MetadataCacheBytes == 0 {
 		o.MetadataCacheBytes = DefaultMetadataCacheBytes
 	}
-	if o.DiskUsage == nil && sameFS(fs, vfs.Default) {
+	if o.DiskUsage == nil && ondisk.SameFS(fs, vfs.Default) {
 		o.DiskUsage = osDiskUsage
 	}
 	return nil

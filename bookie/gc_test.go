@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie/check"
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -570,7 +571,7 @@ func TestCheckCleanAfterGC(t *testing.T) {
 	res := runGC(t, s, GCRequest{Force: true})
 	require.Positive(t, res.CompactedLogs)
 	require.NoError(t, s.Close())
-	cr, err := CheckDirectory(CheckOptions{LedgerDir: dir, Engine: smallEngine()})
+	cr, err := check.Directory(check.Options{LedgerDir: dir, Engine: smallEngine()})
 	require.NoError(t, err)
 	for _, f := range cr.Findings {
 		t.Log(f.String())

@@ -1,13 +1,12 @@
 package bookie
 
 import (
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie/internal/storagetest"
 	"github.com/bookie-index/bookie-index/entrylocation"
-	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -55,17 +54,15 @@ func (e *testEnv) maybeFail(op vfs.Op) error {
 // options returns small, manual-checkpoint options on the env's FS.
 func (e *testEnv) options() *Options {
 	o := &Options{
-		LedgerDirs:      e.dirs,
-		FlushInterval:   -1,
-		GCWaitTime:      -1,
-		WriteCacheSize:  int64(len(e.dirs)) * 2 << 20,
-		ReadCacheSize:   int64(len(e.dirs)) << 20,
-		MaxThrottleTime: 2 * time.Second,
-		LogSizeLimit:    64 << 10,
-		FS:              vfs.NewErrorFS(e.mem, vfs.InjectorFunc(e.maybeFail)),
-		Index: &entrylocation.Options{Engine: &lsm.Options{
-			WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10,
-		}},
+		LedgerDirs:       e.dirs,
+		FlushInterval:    -1,
+		GCWaitTime:       -1,
+		WriteCacheSize:   int64(len(e.dirs)) * 2 << 20,
+		ReadCacheSize:    int64(len(e.dirs)) << 20,
+		MaxThrottleTime:  2 * time.Second,
+		LogSizeLimit:     64 << 10,
+		FS:               vfs.NewErrorFS(e.mem, vfs.InjectorFunc(e.maybeFail)),
+		Index:            &entrylocation.Options{Engine: storagetest.IndexEngine()},
 		EnableStatistics: true,
 	}
 	if e.tweak != nil {
@@ -111,29 +108,28 @@ func (e *testEnv) restartOn(s *Storage, clone *vfs.MemFS) {
 	e.mem = clone
 }
 
-func payload(ledgerID, entryID int64, version int) []byte {
-	return fmt.Appendf(nil, "ledger %d entry %d version %d %s", ledgerID, entryID, version, make([]byte, (ledgerID*7+entryID)%300))
-}
-
-func requireEntry(t testing.TB, s *Storage, ledgerID, entryID int64, want []byte) {
-	t.Helper()
-	got, err := s.GetEntry(ledgerID, entryID)
-	require.NoError(t, err, "entry %d of ledger %d", entryID, ledgerID)
-	require.Equal(t, string(want), string(got), "entry %d of ledger %d", entryID, ledgerID)
-}
-
-func requireNoEntry(t testing.TB, s *Storage, ledgerID, entryID int64) {
-	t.Helper()
-	_, err := s.GetEntry(ledgerID, entryID)
-	require.ErrorIs(t, err, ErrNoEntry, "entry %d of ledger %d", entryID, ledgerID)
-}
+// The helpers shared with the offline tools' tests (storagetest).
+var (
+	payload        = storagetest.Payload
+	requireEntry   = storagetest.RequireEntry
+	requireNoEntry = storagetest.RequireNoEntry
+	smallEngine    = storagetest.SmallEngine
+	dumpLocations  = storagetest.DumpLocations
+)
 
 func requireNoLedger(t testing.TB, s *Storage, ledgerID int64) {
 	t.Helper()
-	_, err := s.GetEntry(ledgerID, 0)
-	require.ErrorIs(t, err, ErrNoLedger, "ledger %d", ledgerID)
-	_, _, err = s.GetLastEntry(ledgerID)
-	require.ErrorIs(t, err, ErrNoLedger, "ledger %d", ledgerID)
+	storagetest.RequireNoLedger(t, s, ledgerID, ErrNoLedger)
+}
+
+// osOptions returns storage options on the real file system under root
+// (storagetest.Dirs).
+func osOptions(root string, dirs int) *Options {
+	o := &Options{FlushInterval: -1, GCWaitTime: -1, LogSizeLimit: 32 << 10,
+		WriteCacheSize: int64(dirs) * 4 << 20, ReadCacheSize: int64(dirs) << 20,
+		Index: &entrylocation.Options{Engine: storagetest.IndexEngine()}}
+	o.LedgerDirs, o.IndexDirs = storagetest.Dirs(root, dirs)
+	return o
 }
 
 // location returns the index's location of an entry.

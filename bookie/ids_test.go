@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/check"
+	"github.com/bookie-index/bookie-index/bookie/rebuild"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/stretchr/testify/require"
 )
@@ -207,12 +209,12 @@ func TestRebuildIDBoundaries(t *testing.T) {
 	require.NoError(t, s.Close())
 	before := dumpLocations(t, filepath.Join(opts.IndexDirs[0], "current", "locations"))
 	require.Len(t, before, 4)
-	res, err := CheckDirectory(CheckOptions{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
+	res, err := check.Directory(check.Options{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
 	require.NoError(t, err)
 	require.Empty(t, res.Findings)
 	require.EqualValues(t, 4, res.Locations)
 
-	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
+	_, err = rebuild.LocationsIndex(rebuild.Options{LedgerDir: opts.LedgerDirs[0], IndexDir: opts.IndexDirs[0]})
 	require.NoError(t, err)
 	require.Equal(t, before, dumpLocations(t, filepath.Join(opts.IndexDirs[0], "current", "locations")))
 	s, err = Open(opts)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/cockroachdb/errors"
 )
 
@@ -27,7 +28,7 @@ import (
 //   - a changed list of ledger directories: refused, naming both lists and
 //     allowStorageExpansion, unless AllowStorageExpansion is set; then
 //     every recorded ledger directory must still be configured (removing
-//     one loses its ledgers), and the new ones must be empty. The routing becomes routeRecorded:
+//     one loses its ledgers), and the new ones must be empty. The routing becomes RouteRecorded:
 //     existing ledgers stay where their ledgers index is, new ledgers go
 //     to L mod the new count, so they use the new directories too.
 //
@@ -43,12 +44,12 @@ import (
 // layoutPlan is what checkLayout decided: the layout to open with, and
 // the directories whose LAYOUT must be (re)written.
 type layoutPlan struct {
-	layout *layout
+	layout *ondisk.Layout
 	write  []string
 	// prev is the layout before an expansion, restored by undo if the
 	// open fails (so that a failed start leaves the recorded list as it
 	// was); nil otherwise.
-	prev *layout
+	prev *ondisk.Layout
 	// first: no directory had a layout; undo removes the copies written.
 	first bool
 	// note, if not empty, is logged once the storage is open.
@@ -56,8 +57,8 @@ type layoutPlan struct {
 }
 
 // configuredPairs returns the configured directory pairs, absolute.
-func configuredPairs(r *resolved) ([]dirPair, error) {
-	pairs := make([]dirPair, len(r.LedgerDirs))
+func configuredPairs(r *resolved) ([]ondisk.DirPair, error) {
+	pairs := make([]ondisk.DirPair, len(r.LedgerDirs))
 	for i := range r.LedgerDirs {
 		l, err := filepath.Abs(r.LedgerDirs[i])
 		if err != nil {
@@ -67,33 +68,9 @@ func configuredPairs(r *resolved) ([]dirPair, error) {
 		if err != nil {
 			return nil, errors.Wrapf(err, "bookie: index directory %s", r.IndexDirs[i])
 		}
-		pairs[i] = dirPair{ledger: l, index: x}
+		pairs[i] = ondisk.DirPair{Ledger: l, Index: x}
 	}
 	return pairs, nil
-}
-
-// layoutDirs returns where a pair's LAYOUT copies go: its ledger and its
-// index directory's current/ (one when they are the same).
-func (p dirPair) layoutDirs() []string {
-	l, x := filepath.Join(p.ledger, "current"), filepath.Join(p.index, "current")
-	if l == x {
-		return []string{l}
-	}
-	return []string{l, x}
-}
-
-func formatPairs(pairs []dirPair) string {
-	var b strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(p.ledger)
-		if p.index != p.ledger {
-			fmt.Fprintf(&b, " (index %s)", p.index)
-		}
-	}
-	return "[" + b.String() + "]"
 }
 
 // checkLayout reads the LAYOUT copies of the configured directories and
@@ -105,13 +82,13 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	}
 	type copyOf struct {
 		dir string
-		l   *layout
+		l   *ondisk.Layout
 	}
 	var found []copyOf
 	var missing []string
 	for _, p := range pairs {
-		for _, dir := range p.layoutDirs() {
-			l, err := readLayout(r.FS, dir)
+		for _, dir := range p.LayoutDirs() {
+			l, err := ondisk.ReadLayout(r.FS, dir)
 			if err != nil {
 				return nil, errors.Wrap(err, "bookie: refusing to open: restore the file from a copy in another directory of this bookie (every directory holds the same)")
 			}
@@ -123,25 +100,25 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		}
 	}
 	if len(found) == 0 {
-		l := &layout{generation: 1, routing: routeModulo, dirs: pairs}
-		if _, err := rand.Read(l.instance[:]); err != nil {
+		l := &ondisk.Layout{Generation: 1, Routing: ondisk.RouteModulo, Dirs: pairs}
+		if _, err := rand.Read(l.Instance[:]); err != nil {
 			return nil, errors.Wrap(err, "bookie: choosing an instance id")
 		}
 		return &layoutPlan{layout: l, write: missing, first: true, note: "recorded the directory layout (first start)"}, nil
 	}
 	rec := found[0].l
 	for _, c := range found[1:] {
-		if c.l.instance != found[0].l.instance {
+		if c.l.Instance != found[0].l.Instance {
 			return nil, errors.Newf("bookie: refusing to open: %s belongs to another bookie instance (%x) than %s (%x): "+
-				"a directory of another bookie was configured or mounted here", c.dir, c.l.instance, found[0].dir, found[0].l.instance)
+				"a directory of another bookie was configured or mounted here", c.dir, c.l.Instance, found[0].dir, found[0].l.Instance)
 		}
-		if c.l.generation > rec.generation {
+		if c.l.Generation > rec.Generation {
 			rec = c.l
 		}
 	}
 	plan := &layoutPlan{layout: rec}
 	for _, c := range found {
-		if c.l.generation != rec.generation {
+		if c.l.Generation != rec.Generation {
 			plan.write = append(plan.write, c.dir) // an expansion interrupted while it rewrote the copies
 		}
 	}
@@ -149,12 +126,12 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	// directory without one is a restored checkpoint or a moved index
 	// (docs/operations.md, "Backup and restore"): its copy is written.
 	var recordedLedgerDirs []string
-	for _, p := range rec.dirs {
-		recordedLedgerDirs = append(recordedLedgerDirs, p.layoutDirs()[0])
+	for _, p := range rec.Dirs {
+		recordedLedgerDirs = append(recordedLedgerDirs, p.LayoutDirs()[0])
 	}
 	for _, dir := range missing {
 		if !slices.Contains(recordedLedgerDirs, dir) {
-			if !slices.ContainsFunc(pairs, func(p dirPair) bool { return p.layoutDirs()[0] == dir }) {
+			if !slices.ContainsFunc(pairs, func(p ondisk.DirPair) bool { return p.LayoutDirs()[0] == dir }) {
 				plan.write = append(plan.write, dir) // an index directory
 			}
 			continue
@@ -165,31 +142,31 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		}
 		if !empty {
 			return nil, errors.Newf("bookie: refusing to open: %s holds data but no %s, while the other directories of this bookie have one: "+
-				"was it wiped, replaced or swapped? Its ledgers would read as missing", dir, layoutFileName)
+				"was it wiped, replaced or swapped? Its ledgers would read as missing", dir, ondisk.LayoutFileName)
 		}
 		plan.write = append(plan.write, dir)
 	}
-	if slices.Equal(pairs, rec.dirs) {
+	if slices.Equal(pairs, rec.Dirs) {
 		return plan, nil
 	}
-	if slices.Equal(ledgerDirs(pairs), ledgerDirs(rec.dirs)) {
+	if slices.Equal(ledgerDirs(pairs), ledgerDirs(rec.Dirs)) {
 		// Only index directories changed: routing depends on the ledger
 		// directories and on what each ledgers index holds, so a moved
 		// index, or a checkpoint restored elsewhere, keeps every ledger
 		// where it is. Recorded, with a note naming the change.
 		var moved []string
 		for i, p := range pairs {
-			if p.index != rec.dirs[i].index {
-				moved = append(moved, fmt.Sprintf("%s: %s -> %s", p.ledger, rec.dirs[i].index, p.index))
+			if p.Index != rec.Dirs[i].Index {
+				moved = append(moved, fmt.Sprintf("%s: %s -> %s", p.Ledger, rec.Dirs[i].Index, p.Index))
 			}
 		}
 		next := *rec
-		next.generation++
-		next.dirs = pairs
+		next.Generation++
+		next.Dirs = pairs
 		plan = &layoutPlan{layout: &next, prev: rec,
 			note: "index directories changed (a moved index or a restored checkpoint; each must be its ledger directory's): " + strings.Join(moved, ", ")}
 		for _, p := range pairs {
-			plan.write = append(plan.write, p.layoutDirs()...)
+			plan.write = append(plan.write, p.LayoutDirs()...)
 		}
 		return plan, nil
 	}
@@ -198,26 +175,26 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	if !r.AllowStorageExpansion {
 		return nil, errors.Newf("bookie: refusing to open: the directories changed: %s were recorded at the first start, %s are configured. "+
 			"Restore the recorded list (ledgerDirectories, indexDirectories), or, to add empty directories, set allowStorageExpansion=true: "+
-			"existing ledgers stay where they are, new ones use every directory", formatPairs(rec.dirs), formatPairs(pairs))
+			"existing ledgers stay where they are, new ones use every directory", ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs))
 	}
 	configured := ledgerDirs(pairs)
-	for _, old := range rec.dirs {
-		if !slices.Contains(configured, old.ledger) {
+	for _, old := range rec.Dirs {
+		if !slices.Contains(configured, old.Ledger) {
 			return nil, errors.Newf("bookie: refusing to open: recorded directory %s is no longer configured (%s): "+
-				"allowStorageExpansion only adds directories; removing one would lose its ledgers", formatPairs([]dirPair{old}), formatPairs(pairs))
+				"allowStorageExpansion only adds directories; removing one would lose its ledgers", ondisk.FormatPairs([]ondisk.DirPair{old}), ondisk.FormatPairs(pairs))
 		}
 	}
-	recorded := ledgerDirs(rec.dirs)
-	var added []dirPair
+	recorded := ledgerDirs(rec.Dirs)
+	var added []ondisk.DirPair
 	for _, p := range pairs {
-		if slices.Contains(recorded, p.ledger) {
+		if slices.Contains(recorded, p.Ledger) {
 			continue
 		}
 		added = append(added, p)
-		for _, dir := range p.layoutDirs() {
-			if l, _ := readLayout(r.FS, dir); l != nil {
+		for _, dir := range p.LayoutDirs() {
+			if l, _ := ondisk.ReadLayout(r.FS, dir); l != nil {
 				return nil, errors.Newf("bookie: refusing to open: new directory %s already has a %s of this bookie for another list: "+
-					"a new directory must be empty", dir, layoutFileName)
+					"a new directory must be empty", dir, ondisk.LayoutFileName)
 			}
 			empty, err := isEmptyDir(r, dir)
 			if err != nil {
@@ -228,20 +205,20 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 			}
 		}
 	}
-	next := &layout{instance: rec.instance, generation: rec.generation + 1, routing: routeRecorded, dirs: pairs}
+	next := &ondisk.Layout{Instance: rec.Instance, Generation: rec.Generation + 1, Routing: ondisk.RouteRecorded, Dirs: pairs}
 	plan = &layoutPlan{layout: next, prev: rec, note: fmt.Sprintf("storage expanded (allowStorageExpansion): added %s; existing ledgers stay in their directories, new ledgers use all %d",
-		formatPairs(added), len(pairs))}
+		ondisk.FormatPairs(added), len(pairs))}
 	for _, p := range pairs {
-		plan.write = append(plan.write, p.layoutDirs()...)
+		plan.write = append(plan.write, p.LayoutDirs()...)
 	}
 	return plan, nil
 }
 
 // ledgerDirs returns the ledger directories of pairs.
-func ledgerDirs(pairs []dirPair) []string {
+func ledgerDirs(pairs []ondisk.DirPair) []string {
 	dirs := make([]string, len(pairs))
 	for i, p := range pairs {
-		dirs[i] = p.ledger
+		dirs[i] = p.Ledger
 	}
 	return dirs
 }
@@ -257,7 +234,7 @@ func isEmptyDir(r *resolved, dir string) (bool, error) {
 		return false, errors.Wrapf(err, "bookie: listing %s", dir)
 	}
 	for _, n := range names {
-		if n != layoutFileName+".tmp" {
+		if n != ondisk.LayoutFileName+".tmp" {
 			return false, nil
 		}
 	}
@@ -267,7 +244,7 @@ func isEmptyDir(r *resolved, dir string) (bool, error) {
 // writeLayouts writes the plan's layout into the directories it lists.
 func (p *layoutPlan) writeLayouts(r *resolved) error {
 	for _, dir := range p.write {
-		if err := writeLayout(r.FS, dir, p.layout); err != nil {
+		if err := ondisk.WriteLayout(r.FS, dir, p.layout); err != nil {
 			return err
 		}
 	}
@@ -282,7 +259,7 @@ func (p *layoutPlan) writeLayouts(r *resolved) error {
 func (p *layoutPlan) undo(r *resolved) {
 	if p.first {
 		for _, dir := range p.write {
-			_ = r.FS.Remove(filepath.Join(dir, layoutFileName))
+			_ = r.FS.Remove(filepath.Join(dir, ondisk.LayoutFileName))
 		}
 		return
 	}
@@ -290,14 +267,14 @@ func (p *layoutPlan) undo(r *resolved) {
 		return
 	}
 	var recorded []string
-	for _, d := range p.prev.dirs {
-		recorded = append(recorded, d.layoutDirs()...)
+	for _, d := range p.prev.Dirs {
+		recorded = append(recorded, d.LayoutDirs()...)
 	}
 	for _, dir := range p.write {
 		if slices.Contains(recorded, dir) {
-			_ = writeLayout(r.FS, dir, p.prev)
+			_ = ondisk.WriteLayout(r.FS, dir, p.prev)
 		} else {
-			_ = r.FS.Remove(filepath.Join(dir, layoutFileName))
+			_ = r.FS.Remove(filepath.Join(dir, ondisk.LayoutFileName))
 		}
 	}
 }
@@ -307,12 +284,12 @@ func (p *layoutPlan) undo(r *resolved) {
 // routing by its ledgers indexes, and records that in every directory.
 func (p *layoutPlan) recordRouting(r *resolved) error {
 	next := *p.layout
-	next.generation++
-	next.routing = routeRecorded
+	next.Generation++
+	next.Routing = ondisk.RouteRecorded
 	p.layout = &next
 	p.write = nil
-	for _, d := range next.dirs {
-		p.write = append(p.write, d.layoutDirs()...)
+	for _, d := range next.Dirs {
+		p.write = append(p.write, d.LayoutDirs()...)
 	}
 	p.note = "ledgers found outside their modulo directory (the list changed before it was recorded): routing by the ledgers indexes from now on (allowStorageExpansion)"
 	return p.writeLayouts(r)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -167,7 +168,7 @@ func TestLayoutGuardRefusals(t *testing.T) {
 	bad[20] ^= 1
 	writeFileBytes(t, env.mem, "/b/current/LAYOUT", bad)
 	_, err = env.openWith([]string{"/a", "/b"}, false)
-	require.ErrorIs(t, err, errLayoutCorrupt)
+	require.ErrorIs(t, err, ondisk.ErrLayoutCorrupt)
 	require.ErrorContains(t, err, "directory layout /b/current/LAYOUT: offset ")
 	require.ErrorContains(t, err, "checksum")
 
@@ -230,18 +231,18 @@ func TestLayoutGuardInterruptedExpansion(t *testing.T) {
 	require.NoError(t, err)
 	addLedgers(t, s, 0, 4)
 	require.NoError(t, s.Close())
-	old, err := decodeLayout(readFileBytes(t, env.mem, "/a/current/LAYOUT"))
+	old, err := ondisk.DecodeLayout(readFileBytes(t, env.mem, "/a/current/LAYOUT"))
 	require.NoError(t, err)
-	next := &layout{instance: old.instance, generation: old.generation + 1, routing: routeRecorded,
-		dirs: []dirPair{{"/a", "/a"}, {"/b", "/b"}}}
-	require.NoError(t, writeLayout(env.mem, "/a/current", next))
+	next := &ondisk.Layout{Instance: old.Instance, Generation: old.Generation + 1, Routing: ondisk.RouteRecorded,
+		Dirs: []ondisk.DirPair{{Ledger: "/a", Index: "/a"}, {Ledger: "/b", Index: "/b"}}}
+	require.NoError(t, ondisk.WriteLayout(env.mem, "/a/current", next))
 
 	s, err = env.openWith([]string{"/a", "/b"}, false)
 	require.NoError(t, err)
 	requireLedgers(t, s, 0, 4)
 	require.Equal(t, "/a", ledgerDirOf(t, s, 1))
 	require.NoError(t, s.Close())
-	got, err := decodeLayout(readFileBytes(t, env.mem, "/b/current/LAYOUT"))
+	got, err := ondisk.DecodeLayout(readFileBytes(t, env.mem, "/b/current/LAYOUT"))
 	require.NoError(t, err)
 	require.Equal(t, next, got)
 }
@@ -269,8 +270,8 @@ func TestLayoutGuardIndexMoved(t *testing.T) {
 	require.NoError(t, err)
 	requireLedgers(t, s, 0, 4)
 	require.NoError(t, s.Close())
-	l, err := decodeLayout(readFileBytes(t, env.mem, "/ib/current/LAYOUT"))
+	l, err := ondisk.DecodeLayout(readFileBytes(t, env.mem, "/ib/current/LAYOUT"))
 	require.NoError(t, err)
-	require.Equal(t, []dirPair{{"/a", "/ib"}}, l.dirs)
-	require.Equal(t, uint64(2), l.generation)
+	require.Equal(t, []ondisk.DirPair{{Ledger: "/a", Index: "/ib"}}, l.Dirs)
+	require.Equal(t, uint64(2), l.Generation)
 }

@@ -5,9 +5,14 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
+
+// LedgerInfo is what the ledgers index records of a ledger (its format is
+// package ondisk's).
+type LedgerInfo = ondisk.LedgerInfo
 
 // ledgerIndex is a directory's ledgers index (upstream's
 // LedgerMetadataIndex): which ledgers exist, their fenced flag, master key
@@ -53,27 +58,10 @@ func openLedgerIndex(path string, opts *lsm.Options) (*ledgerIndex, error) {
 
 // load reads every record.
 func (li *ledgerIndex) load() error {
-	it, err := li.db.NewIter(nil)
-	if err != nil {
-		return errors.Wrapf(err, "bookie: reading the ledgers index %s", li.path)
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		id, err := decodeLedgerKey(it.Key())
-		if err == nil {
-			var info LedgerInfo
-			if info, err = decodeLedgerRecord(it.Value()); err == nil {
-				li.ledgers[id] = &info
-				li.existsOnDisk[id] = info.Exists
-				continue
-			}
-		}
-		_ = it.Close()
-		return errors.Wrapf(lsm.ErrCorruption, "bookie: ledgers index %s: key %x: %v", li.path, it.Key(), err)
-	}
-	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
-		return errors.Wrapf(err, "bookie: reading the ledgers index %s", li.path)
-	}
-	return nil
+	return ondisk.ScanLedgers(li.db, li.path, func(id int64, info ondisk.LedgerInfo) {
+		li.ledgers[id] = &info
+		li.existsOnDisk[id] = info.Exists
+	})
 }
 
 // get returns a copy of a ledger's record.
@@ -84,7 +72,7 @@ func (li *ledgerIndex) get(ledgerID int64) (LedgerInfo, bool) {
 	if !ok {
 		return LedgerInfo{}, false
 	}
-	return info.clone(), true
+	return info.Clone(), true
 }
 
 // state returns whether a ledger exists and whether the index may still
@@ -189,7 +177,7 @@ func (li *ledgerIndex) delete(ledgerID int64) (bool, error) {
 		info.Floor = old.Floor
 	}
 	var b lsm.Batch
-	b.Set(ledgerKey(ledgerID), encodeLedgerRecord(info))
+	b.Set(ondisk.LedgerKey(ledgerID), ondisk.EncodeLedgerInfo(info))
 	if err := li.db.Apply(&b, lsm.Sync); err != nil {
 		return false, errors.Wrapf(err, "bookie: recording the deletion of ledger %d", ledgerID)
 	}
@@ -210,7 +198,7 @@ func (li *ledgerIndex) flush() error {
 	var b lsm.Batch
 	for id := range li.dirty {
 		if info, ok := li.ledgers[id]; ok {
-			b.Set(ledgerKey(id), encodeLedgerRecord(info))
+			b.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(info))
 		}
 	}
 	if err := li.db.Apply(&b, lsm.Sync); err != nil {
@@ -267,14 +255,14 @@ func (li *ledgerIndex) purged(ledgerIDs []int64, floor int64) error {
 			continue
 		}
 		if info.Exists && li.existsOnDisk[id] {
-			next := info.clone()
+			next := info.Clone()
 			next.PurgePending, next.Floor = false, floor
-			b.Set(ledgerKey(id), encodeLedgerRecord(&next))
+			b.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(&next))
 		} else {
 			// Deleted, or its new life not yet written: on disk the
 			// ledger is gone; the next checkpoint writes its new life
 			// (with its floor), as it writes any new ledger.
-			b.Delete(ledgerKey(id))
+			b.Delete(ondisk.LedgerKey(id))
 		}
 	}
 	if b.Empty() {
@@ -315,19 +303,6 @@ func (li *ledgerIndex) counts() (existing, pending int64) {
 		}
 	}
 	return existing, pending
-}
-
-// activeLedgers returns the existing ledgers and their floors.
-func (li *ledgerIndex) activeLedgers() map[int64]int64 {
-	li.mu.RLock()
-	defer li.mu.RUnlock()
-	m := make(map[int64]int64, len(li.ledgers))
-	for id, info := range li.ledgers {
-		if info.Exists {
-			m[id] = info.Floor
-		}
-	}
-	return m
 }
 
 func (li *ledgerIndex) close() error {

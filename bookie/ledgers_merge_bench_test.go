@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
@@ -28,7 +29,7 @@ func (ledgerFieldOperator) FullMerge(key, existing []byte, operands [][]byte) ([
 	info := LedgerInfo{Exists: true}
 	if existing != nil {
 		var err error
-		if info, err = decodeLedgerRecord(existing); err != nil {
+		if info, err = ondisk.DecodeLedgerInfo(existing); err != nil {
 			return nil, err
 		}
 	}
@@ -47,7 +48,7 @@ func (ledgerFieldOperator) FullMerge(key, existing []byte, operands [][]byte) ([
 			return nil, errors.Newf("unknown ledger field operand %q", o[0])
 		}
 	}
-	return encodeLedgerRecord(&info), nil
+	return ondisk.EncodeLedgerInfo(&info), nil
 }
 
 func (ledgerFieldOperator) PartialMerge(key, older, newer []byte) ([]byte, bool) {
@@ -59,7 +60,7 @@ func (ledgerFieldOperator) PartialMerge(key, older, newer []byte) ([]byte, bool)
 // CPU of each variant shows), with ledgers [0, n) created and flushed.
 func openBenchLedgerIndex(b *testing.B, n int) *ledgerIndex {
 	b.Helper()
-	opts := ledgersEngineOptions(nil, nil)
+	opts := ondisk.LedgersEngineOptions(nil, nil)
 	opts.FS = lsm.NewMemFS()
 	opts.MergeOperator = ledgerFieldOperator{}
 	li, err := openLedgerIndex("/ledgers", &opts)
@@ -114,18 +115,18 @@ func benchFieldUpdate(b *testing.B, current func(li *ledgerIndex, id int64) erro
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
-			key := ledgerKey(int64(i % n))
+			key := ondisk.LedgerKey(int64(i % n))
 			v, err := li.db.Get(key)
 			if err != nil {
 				b.Fatal(err)
 			}
-			info, err := decodeLedgerRecord(v)
+			info, err := ondisk.DecodeLedgerInfo(v)
 			if err != nil {
 				b.Fatal(err)
 			}
 			change(&info)
 			var batch lsm.Batch
-			batch.Set(key, encodeLedgerRecord(&info))
+			batch.Set(key, ondisk.EncodeLedgerInfo(&info))
 			if err := li.db.Apply(&batch, lsm.Sync); err != nil {
 				b.Fatal(err)
 			}
@@ -137,7 +138,7 @@ func benchFieldUpdate(b *testing.B, current func(li *ledgerIndex, id int64) erro
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			var batch lsm.Batch
-			batch.Merge(ledgerKey(int64(i%n)), operand)
+			batch.Merge(ondisk.LedgerKey(int64(i%n)), operand)
 			if err := li.db.Apply(&batch, lsm.Sync); err != nil {
 				b.Fatal(err)
 			}
@@ -173,12 +174,12 @@ func BenchmarkLedgerIndexLoad(b *testing.B) {
 			var batch lsm.Batch
 			for id := int64(0); id < n; id++ {
 				if variant == "records" {
-					info := li.ledgers[id].clone()
+					info := li.ledgers[id].Clone()
 					info.Fenced, info.ExplicitLAC = true, lac
-					batch.Set(ledgerKey(id), encodeLedgerRecord(&info))
+					batch.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(&info))
 				} else {
-					batch.Merge(ledgerKey(id), []byte("F"))
-					batch.Merge(ledgerKey(id), append([]byte("L"), lac...))
+					batch.Merge(ondisk.LedgerKey(id), []byte("F"))
+					batch.Merge(ondisk.LedgerKey(id), append([]byte("L"), lac...))
 				}
 			}
 			require.NoError(b, li.db.Apply(&batch, lsm.Sync))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func BenchmarkLedgerIndexPurgedScan(b *testing.B) {
 	for _, minRun := range []int{0, 64} {
 		for _, mode := range []string{"listing", "reopen"} {
 			b.Run(fmt.Sprintf("%s/conversion=%d", mode, minRun), func(b *testing.B) {
-				opts := ledgersEngineOptions(nil, nil)
+				opts := ondisk.LedgersEngineOptions(nil, nil)
 				opts.FS = lsm.NewMemFS()
 				opts.MinTombstonesForRangeConversion = minRun
 				// Keep the tables in L0: with the default trigger (4) the

@@ -3,10 +3,10 @@ package bookie
 import (
 	"log/slog"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -250,7 +250,7 @@ func (o *Options) resolve() (*resolved, error) {
 	} else {
 		engine = *lsm.DefaultOptions()
 	}
-	if err := useFS(&engine, r.FS, "Index.Engine.FS"); err != nil {
+	if err := ondisk.UseFS(&engine, r.FS, "Index.Engine.FS"); err != nil {
 		return nil, err
 	}
 	r.indexOpts.Engine = &engine
@@ -261,8 +261,8 @@ func (o *Options) resolve() (*resolved, error) {
 	if err := resolveDisk(&r.GC, r.FS); err != nil {
 		return nil, err
 	}
-	r.ledgersOpts = ledgersEngineOptions(r.LedgersEngine, r.Logger)
-	if err := useFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
+	r.ledgersOpts = ondisk.LedgersEngineOptions(r.LedgersEngine, r.Logger)
+	if err := ondisk.UseFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -285,7 +285,7 @@ func (r *resolved) resolveReadOnly() error {
 	}
 	if r.DiskUsage == nil {
 		r.DiskUsage = statfsUsage
-		if !sameFS(r.FS, vfs.Default) && r.DiskCheckInterval == 0 {
+		if !ondisk.SameFS(r.FS, vfs.Default) && r.DiskCheckInterval == 0 {
 			r.DiskCheckInterval = -1
 		}
 	}
@@ -296,46 +296,6 @@ func (r *resolved) resolveReadOnly() error {
 		r.MinUsableSizeForEntryLogCreation = r.LogSizeLimit / 5 * 6
 	}
 	return nil
-}
-
-// useFS puts the engine of o on fs, the storage's one file system. An
-// engine FS of its own is an error unless it is fs or vfs.Default, which
-// lsm.DefaultOptions fills in.
-func useFS(o *lsm.Options, fs vfs.FS, field string) error {
-	if o.FS != nil && !sameFS(o.FS, vfs.Default) && !sameFS(o.FS, fs) {
-		return errors.Wrapf(ErrInvalidArgument, "bookie: %s is not the storage's file system: one FS holds the entry logs and the indexes; set Options.FS", field)
-	}
-	o.FS = fs
-	return nil
-}
-
-// sameFS reports whether a and b are the same file system, without the
-// panic of == on file systems of an incomparable type.
-func sameFS(a, b vfs.FS) bool {
-	t := reflect.TypeOf(a)
-	return t == reflect.TypeOf(b) && t.Comparable() && a == b
-}
-
-// ledgersEngineOptions returns the engine options of a ledgers index:
-// custom if set, else small ones (the index holds a record per ledger).
-// logger fills the options' own when they have none; the caller sets the
-// FS.
-func ledgersEngineOptions(custom *lsm.Options, logger *slog.Logger) lsm.Options {
-	o := lsm.Options{
-		WriteBufferSize:      4 << 20,
-		TargetFileSizeBase:   4 << 20,
-		MaxBytesForLevelBase: 16 << 20,
-		BlockCacheSize:       8 << 20,
-		BlockSize:            4 << 10,
-		MaxBackgroundJobs:    1,
-	}
-	if custom != nil {
-		o = *custom
-	}
-	if o.Logger == nil {
-		o.Logger = logger
-	}
-	return o
 }
 
 // writeCacheHalf returns the size of each of a directory's two write

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/check"
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -203,7 +204,7 @@ func entryLogSpans(t *testing.T, fs vfs.FS, path string) [][2]int64 {
 	var spans [][2]int64
 	res, err := entrylog.Scan(fs, path, func(rec *entrylog.Record) error {
 		off := entrylog.LocationOffset(rec.Location)
-		spans = append(spans, [2]int64{off - recordSizeField, off - recordSizeField + entrylog.RecordOverhead + int64(len(rec.Payload))})
+		spans = append(spans, [2]int64{off - entrylog.SizeFieldSize, off - entrylog.SizeFieldSize + entrylog.RecordOverhead + int64(len(rec.Payload))})
 		return nil
 	})
 	require.NoError(t, err)
@@ -325,7 +326,7 @@ func storageMatrixCases(t *testing.T, fs *vfs.MemFS) []storageDamage {
 // repaired, everything reads back —, or every acknowledged entry and ledger
 // reads back byte for byte but the damaged entry-log record's, whose read
 // fails naming the log and offset: it is never returned as data. No entry
-// log, table or lastId vanishes, and the offline checks (CheckDirectory,
+// log, table or lastId vanishes, and the offline checks (check.Directory,
 // the engine's Check) report the damage.
 func TestStorageCorruptionMatrix(t *testing.T) {
 	for _, restart := range []bool{false, true} {
@@ -352,8 +353,8 @@ func testStorageCorruptionMatrix(t *testing.T, restart bool) {
 			before := matrixFiles(t, fs, "/")
 
 			// The offline checks first: they write nothing.
-			res, checkErr := CheckDirectory(CheckOptions{LedgerDir: matrixDir, FS: fs})
-			require.Equal(t, before, matrixFiles(t, fs, "/"), "CheckDirectory changed files")
+			res, checkErr := check.Directory(check.Options{LedgerDir: matrixDir, FS: fs})
+			require.Equal(t, before, matrixFiles(t, fs, "/"), "check.Directory changed files")
 			requireCheckReports(t, c, res, checkErr)
 			if strings.HasPrefix(c.kind, "ledgers") {
 				ro, err := lsm.Open(filepath.Join(matrixDir, "current", "ledgers"), &lsm.Options{FS: fs, ReadOnly: true})
@@ -461,14 +462,14 @@ func requireDamagedRead(t *testing.T, c storageDamage, err error) {
 	require.Equal(t, c.file, path, "%v", err)
 	require.Contains(t, err.Error(), fmt.Sprintf("offset %d", off))
 	if c.kind == "entry log" {
-		require.LessOrEqual(t, off-recordSizeField, c.offset, "%v", err)
+		require.LessOrEqual(t, off-entrylog.SizeFieldSize, c.offset, "%v", err)
 	}
 }
 
-// requireCheckReports checks that CheckDirectory reports case c: an error
+// requireCheckReports checks that check.Directory reports case c: an error
 // naming the damaged file, or a problem finding naming it and the
 // damaged record's offset.
-func requireCheckReports(t *testing.T, c storageDamage, res *CheckResult, err error) {
+func requireCheckReports(t *testing.T, c storageDamage, res *check.Result, err error) {
 	t.Helper()
 	if c.kind == "entry-log padding" {
 		// Nothing reads the padding and no checksum covers it: a flip
@@ -481,7 +482,7 @@ func requireCheckReports(t *testing.T, c storageDamage, res *CheckResult, err er
 		require.ErrorContains(t, err, c.file)
 		return
 	}
-	require.NotZero(t, res.Problems(), "CheckDirectory found nothing: %s", res.Summary())
+	require.NotZero(t, res.Problems(), "check.Directory found nothing: %s", res.Summary())
 	for _, f := range res.Findings {
 		if f.Kind.Problem() && f.Path == c.file && f.Offset <= c.offset {
 			t.Logf("check: %s", f.String())

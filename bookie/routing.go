@@ -4,15 +4,15 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// Routing: which directory holds a ledger. Under routeModulo (a list that
-// never changed) ledger L is in directory L mod n, computed. Under
-// routeRecorded (after an expansion) the ledgers indexes are the record:
-// routes maps every ledger one of them holds to its directory, built at
-// open; a ledger none holds goes to L mod n. The map never changes while
-// the storage is open: a new ledger's directory is L mod n both now and
-// after a restart (when its directory's ledgers index holds it), and a
-// ledger purged meanwhile keeps its directory until the restart, where it
-// has none to keep.
+// Routing: which directory holds a ledger. Under ondisk.RouteModulo (a
+// list that never changed) ledger L is in directory L mod n, computed.
+// Under ondisk.RouteRecorded (after an expansion) the ledgers indexes are
+// the record: routes maps every ledger one of them holds to its
+// directory, built at open; a ledger none holds goes to L mod n. The map
+// never changes while the storage is open: a new ledger's directory is L
+// mod n both now and after a restart (when its directory's ledgers index
+// holds it), and a ledger purged meanwhile keeps its directory until the
+// restart, where it has none to keep.
 
 // buildRoutes maps every ledger the directories' ledgers indexes hold to
 // its directory. A ledger that exists in two directories is an error; a

@@ -3,6 +3,7 @@ package bookie
 import (
 	"sync"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/cockroachdb/errors"
 )
@@ -15,8 +16,8 @@ import (
 type Storage struct {
 	opts *resolved
 	dirs []*DirStorage
-	// routes maps each ledger to its directory under routeRecorded; nil
-	// under routeModulo. Read-only once Open returns.
+	// routes maps each ledger to its directory under ondisk.RouteRecorded;
+	// nil under ondisk.RouteModulo. Read-only once Open returns.
 	routes map[int64]int32
 	// ro is the storage's writability, shared by its directories.
 	ro *readOnlyState
@@ -30,21 +31,21 @@ type Storage struct {
 // once the directory layout guard (layout_guard.go) accepts the list.
 // Each directory starts its checkpoint and purge workers. A directory with
 // a BookKeeper bookie's unconverted data is refused first, with an error
-// matching ErrUnconverted (unconverted.go).
+// matching ErrUnconverted (ondisk.CheckConverted).
 func Open(opts *Options) (_ *Storage, err error) {
 	r, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}
 	for _, dir := range r.IndexDirs {
-		if err := checkNoMigrationInProgress(r.FS, dir); err != nil {
+		if err := ondisk.CheckNoMigrationInProgress(r.FS, dir); err != nil {
 			return nil, err
 		}
 	}
 	// Before anything is read or written: BookKeeper's data is converted
 	// first.
 	for i := range r.LedgerDirs {
-		if err := checkConverted(r.FS, r.LedgerDirs[i], r.IndexDirs[i]); err != nil {
+		if err := ondisk.CheckConverted(r.FS, r.LedgerDirs[i], r.IndexDirs[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -72,7 +73,7 @@ func Open(opts *Options) (_ *Storage, err error) {
 		}
 		s.dirs = append(s.dirs, d)
 	}
-	if plan.layout.routing == routeModulo {
+	if plan.layout.Routing == ondisk.RouteModulo {
 		if id, in, want, found := misplacedLedger(s.dirs); found {
 			if !r.AllowStorageExpansion {
 				return nil, errors.Newf("bookie: refusing to open: ledger %d is in %s, but routing by ledger id modulo %d directories puts it in %s: "+
@@ -84,13 +85,13 @@ func Open(opts *Options) (_ *Storage, err error) {
 			}
 		}
 	}
-	if plan.layout.routing == routeRecorded {
+	if plan.layout.Routing == ondisk.RouteRecorded {
 		if s.routes, err = buildRoutes(s.dirs); err != nil {
 			return nil, err
 		}
 	}
 	if plan.note != "" {
-		r.Logger.Info(plan.note, "directories", formatPairs(plan.layout.dirs), "generation", plan.layout.generation)
+		r.Logger.Info(plan.note, "directories", ondisk.FormatPairs(plan.layout.Dirs), "generation", plan.layout.Generation)
 	}
 	// A disk full already at start makes the storage read-only at once.
 	if r.DiskCheckInterval > 0 {

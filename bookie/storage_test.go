@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/rebuild"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
-	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
 )
 
@@ -339,9 +339,9 @@ func TestOneFileSystem(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidArgument)
 		require.ErrorContains(t, err, "set Options.FS")
 	}
-	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: "/d", FS: mem, Engine: &lsm.Options{FS: other}})
+	_, err = rebuild.LocationsIndex(rebuild.Options{LedgerDir: "/d", FS: mem, Engine: &lsm.Options{FS: other}})
 	require.ErrorIs(t, err, ErrInvalidArgument)
-	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: "/d", FS: mem, LedgersEngine: &lsm.Options{FS: other}})
+	_, err = rebuild.LocationsIndex(rebuild.Options{LedgerDir: "/d", FS: mem, LedgersEngine: &lsm.Options{FS: other}})
 	require.ErrorIs(t, err, ErrInvalidArgument)
 }
 
@@ -430,28 +430,4 @@ func TestMultipleDirectories(t *testing.T) {
 		}
 	}
 	require.NoError(t, s.Close())
-}
-
-func TestLedgerRecord(t *testing.T) {
-	for _, info := range []LedgerInfo{
-		{},
-		{Exists: true},
-		{Exists: true, Fenced: true, MasterKey: []byte("key"), ExplicitLAC: []byte{}, Floor: 1 << 40},
-		{PurgePending: true, ExplicitLAC: []byte("x")},
-	} {
-		got, err := decodeLedgerRecord(encodeLedgerRecord(&info))
-		require.NoError(t, err)
-		require.Equal(t, info, got)
-	}
-	good := encodeLedgerRecord(&LedgerInfo{Exists: true, MasterKey: []byte("key")})
-	for i := range good {
-		_, _ = decodeLedgerRecord(good[:i]) // never panics
-	}
-	for _, bad := range [][]byte{nil, {2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, append(good[:len(good):len(good)], 0)} {
-		_, err := decodeLedgerRecord(bad)
-		require.Error(t, err)
-	}
-	_, err := decodeLedgerKey([]byte{0x80, 0, 0, 0, 0, 0, 0, 0})
-	require.Error(t, err)
-	require.True(t, errors.Is(noEntry(1, 2), ErrNoEntry))
 }

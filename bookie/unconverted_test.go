@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/check"
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/rebuild"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
@@ -112,7 +114,7 @@ func TestBookKeeperLogsServed(t *testing.T) {
 	locs := writeBKLog(t, env.mem, logDir, 0, entries)
 	locs = append(locs, writeBKLog(t, env.mem, logDir, 1, [][2]int64{{2, 0}, {2, 1}, {1, 20}})...)
 
-	check := func(s *Storage) {
+	verify := func(s *Storage) {
 		for _, l := range locs {
 			p, err := s.GetEntry(l.LedgerID, l.EntryID)
 			require.NoError(t, err, "entry %d of ledger %d", l.EntryID, l.LedgerID)
@@ -122,7 +124,7 @@ func TestBookKeeperLogsServed(t *testing.T) {
 	s = env.open(t)
 	require.NoError(t, s.UpdateEntriesLocations(locs))
 	require.NoError(t, s.Checkpoint())
-	check(s)
+	verify(s)
 	m := s.Metrics()[0]
 	require.Positive(t, m.ReadAheadEntries, "read-ahead through a BookKeeper log")
 	require.NoError(t, s.AddEntry(2, 2, []byte("ours")))
@@ -130,15 +132,15 @@ func TestBookKeeperLogsServed(t *testing.T) {
 	require.Equal(t, int64(2), m2(s).EntryLog.CurrentLogID)
 	require.NoError(t, s.Close())
 
-	res, err := CheckDirectory(CheckOptions{LedgerDir: env.dirs[0], FS: env.mem})
+	res, err := check.Directory(check.Options{LedgerDir: env.dirs[0], FS: env.mem})
 	require.NoError(t, err)
 	require.Zero(t, res.Problems(), "%v", res.Findings)
 
-	_, err = RebuildLocationsIndex(RebuildOptions{LedgerDir: env.dirs[0], FS: env.mem})
+	_, err = rebuild.LocationsIndex(rebuild.Options{LedgerDir: env.dirs[0], FS: env.mem})
 	require.NoError(t, err)
 	s = env.open(t)
 	defer s.Close()
-	check(s)
+	verify(s)
 	p, err := s.GetEntry(2, 2)
 	require.NoError(t, err)
 	require.Equal(t, []byte("ours"), p)

@@ -199,17 +199,17 @@ func readBKLedgersMap(f io.ReaderAt, size int64) ([]BKLedgerSize, error) {
 	index := map[int64]int{}
 	var batch []byte
 	for off := hd.LedgersMapOffset; off < size; {
-		var sb [sizeFieldSize]byte
+		var sb [SizeFieldSize]byte
 		if err := readFull(f, sb[:], off); err != nil {
 			return nil, errors.Wrapf(err, "batch at offset %d", off)
 		}
 		n := int64(int32(binary.BigEndian.Uint32(sb[:])))
 		maxBatch := int64(bkLedgersMapBatchHeader + bkLedgersMapPairSize*BKLedgersMapMaxBatch)
-		if n < bkLedgersMapBatchHeader || n > maxBatch || off+sizeFieldSize+n > size {
-			return nil, errors.Wrapf(ErrCorruption, "batch at offset %d: size %d out of range [%d, %d] or past the end (%d)", off, n, bkLedgersMapBatchHeader, min(maxBatch, size-off-sizeFieldSize), size)
+		if n < bkLedgersMapBatchHeader || n > maxBatch || off+SizeFieldSize+n > size {
+			return nil, errors.Wrapf(ErrCorruption, "batch at offset %d: size %d out of range [%d, %d] or past the end (%d)", off, n, bkLedgersMapBatchHeader, min(maxBatch, size-off-SizeFieldSize), size)
 		}
 		batch = append(batch[:0], make([]byte, n)...)
-		if err := readFull(f, batch, off+sizeFieldSize); err != nil {
+		if err := readFull(f, batch, off+SizeFieldSize); err != nil {
 			return nil, errors.Wrapf(err, "batch at offset %d", off)
 		}
 		lid, eid := int64(binary.BigEndian.Uint64(batch)), int64(binary.BigEndian.Uint64(batch[8:]))
@@ -232,7 +232,7 @@ func readBKLedgersMap(f io.ReaderAt, size int64) ([]BKLedgerSize, error) {
 			index[ls.LedgerID] = len(out)
 			out = append(out, ls)
 		}
-		off += sizeFieldSize + n
+		off += SizeFieldSize + n
 	}
 	if int64(len(out)) != int64(hd.LedgersCount) {
 		return nil, errors.Wrapf(ErrCorruption, "the header counts %d ledgers, the map from offset %d has %d", hd.LedgersCount, hd.LedgersMapOffset, len(out))
@@ -242,7 +242,7 @@ func readBKLedgersMap(f io.ReaderAt, size int64) ([]BKLedgerSize, error) {
 
 // minRecordSize is the smallest record of either format: a BookKeeper
 // entry with nothing after its ids (ours take RecordOverhead).
-const minRecordSize = sizeFieldSize + BKEntryHeaderSize
+const minRecordSize = SizeFieldSize + BKEntryHeaderSize
 
 // bkMetadata returns the usage of BookKeeper log id from its ledgers map,
 // as upstream's garbage collector reads it first; false when the log is

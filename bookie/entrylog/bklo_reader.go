@@ -40,8 +40,8 @@ func readBKEntry(f io.ReaderAt, location, limit, ledgerID, entryID int64) ([]byt
 	if pos+BKEntryHeaderSize > limit {
 		return nil, errors.Wrapf(ErrBadLocation, "past the end of the log (%d bytes)", limit)
 	}
-	var head [sizeFieldSize + BKEntryHeaderSize]byte
-	if err := readFull(f, head[:], pos-sizeFieldSize); err != nil {
+	var head [SizeFieldSize + BKEntryHeaderSize]byte
+	if err := readFull(f, head[:], pos-SizeFieldSize); err != nil {
 		return nil, err
 	}
 	size := int64(int32(binary.BigEndian.Uint32(head[:])))
@@ -104,10 +104,10 @@ func (it *bkRecordIter) next() (*Record, error) {
 		if it.pos == it.end {
 			return nil, io.EOF
 		}
-		if it.end-it.pos < sizeFieldSize+BKEntryHeaderSize {
+		if it.end-it.pos < SizeFieldSize+BKEntryHeaderSize {
 			return nil, errors.Wrapf(ErrCorruption, "%d bytes at offset %d, too few for a record", it.end-it.pos, it.pos)
 		}
-		var head [sizeFieldSize + BKEntryHeaderSize]byte
+		var head [SizeFieldSize + BKEntryHeaderSize]byte
 		if _, err := io.ReadFull(it.br, head[:]); err != nil {
 			return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
 		}
@@ -115,13 +115,13 @@ func (it *bkRecordIter) next() (*Record, error) {
 		ledgerID, entryID := int64(binary.BigEndian.Uint64(head[4:])), int64(binary.BigEndian.Uint64(head[12:]))
 		if ledgerID == bkLedgersMapLedgerID {
 			// A batch of the ledgers map: not an entry.
-			if size < bkLedgersMapBatchHeader || it.pos+sizeFieldSize+size > it.end {
+			if size < bkLedgersMapBatchHeader || it.pos+SizeFieldSize+size > it.end {
 				return nil, errors.Wrapf(ErrCorruption, "ledgers-map record of %d bytes at offset %d out of range (log end %d)", size, it.pos, it.end)
 			}
 			if _, err := it.br.Discard(int(size - BKEntryHeaderSize)); err != nil {
 				return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
 			}
-			it.pos += sizeFieldSize + size
+			it.pos += SizeFieldSize + size
 			continue
 		}
 		if err := checkBKSize(size); err != nil {
@@ -130,7 +130,7 @@ func (it *bkRecordIter) next() (*Record, error) {
 		if ledgerID < 0 {
 			return nil, errors.Wrapf(ErrCorruption, "record of ledger %d at offset %d", ledgerID, it.pos)
 		}
-		if it.pos+sizeFieldSize+size > it.end {
+		if it.pos+SizeFieldSize+size > it.end {
 			return nil, errors.Wrapf(ErrCorruption, "record of %d bytes at offset %d runs past the end (%d)", size, it.pos, it.end)
 		}
 		n := int(size - BKEntryHeaderSize)
@@ -141,8 +141,8 @@ func (it *bkRecordIter) next() (*Record, error) {
 		if _, err := io.ReadFull(it.br, it.payload); err != nil {
 			return nil, errors.Wrapf(err, "reading at offset %d", it.pos)
 		}
-		it.rec = Record{LedgerID: ledgerID, EntryID: entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload, Size: sizeFieldSize + size}
-		it.pos += sizeFieldSize + size
+		it.rec = Record{LedgerID: ledgerID, EntryID: entryID, Location: MakeLocation(it.logID, it.pos+SizeFieldSize), Payload: it.payload, Size: SizeFieldSize + size}
+		it.pos += SizeFieldSize + size
 		return &it.rec, nil
 	}
 }

@@ -22,13 +22,14 @@ const (
 	// headerUsed is the part of the header with content; the rest is
 	// zero.
 	headerUsed = 20
-	// sizeFieldSize is the size of a record's size field.
-	sizeFieldSize = 4
+	// SizeFieldSize is the size of a record's size field, which comes
+	// before the position a location names.
+	SizeFieldSize = 4
 	// recordHeaderSize is what follows the size field before the
 	// payload: ledger id, entry id, CRC.
 	recordHeaderSize = 20
 	// RecordOverhead is the bytes a record adds to its payload.
-	RecordOverhead = sizeFieldSize + recordHeaderSize
+	RecordOverhead = SizeFieldSize + recordHeaderSize
 )
 
 // Limits.

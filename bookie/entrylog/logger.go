@@ -222,7 +222,7 @@ func (l *Logger) AddEntry(ledgerID, entryID int64, payload []byte) (int64, error
 		}
 	}
 	cur := l.mu.cur
-	location := MakeLocation(cur.id, cur.offset+sizeFieldSize)
+	location := MakeLocation(cur.id, cur.offset+SizeFieldSize)
 	if len(cur.buf)+int(size) > l.opts.WriteBufferSize {
 		if err := l.writeBufferLocked(); err != nil {
 			return 0, err

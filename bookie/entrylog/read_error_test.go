@@ -20,7 +20,7 @@ func TestReadErrorsNameTheRecord(t *testing.T) {
 	loc, err := l.AddEntry(3, 7, []byte("payload of entry 7"))
 	require.NoError(t, err)
 	require.NoError(t, l.Flush())
-	corrupt(t, fs, l.LogPath(0), LocationOffset(loc)+RecordOverhead-sizeFieldSize, []byte{'P' ^ 0xff})
+	corrupt(t, fs, l.LogPath(0), LocationOffset(loc)+RecordOverhead-SizeFieldSize, []byte{'P' ^ 0xff})
 
 	for i := 0; i < 2; i++ {
 		_, err = l.ReadEntry(3, 7, loc)

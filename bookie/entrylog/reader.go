@@ -67,7 +67,7 @@ func (l *Logger) ReadEntry(ledgerID, entryID, location int64) ([]byte, error) {
 }
 
 func (l *Logger) readEntry(ledgerID, entryID, location int64) ([]byte, error) {
-	if location <= 0 || LocationOffset(location) < HeaderSize+sizeFieldSize {
+	if location <= 0 || LocationOffset(location) < HeaderSize+SizeFieldSize {
 		return nil, errors.Wrap(ErrBadLocation, "not a record's location")
 	}
 	r, err := l.acquire(LocationLogID(location))
@@ -75,7 +75,7 @@ func (l *Logger) readEntry(ledgerID, entryID, location int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.mu.RUnlock()
-	start := LocationOffset(location) - sizeFieldSize
+	start := LocationOffset(location) - SizeFieldSize
 	limit := r.limit.Load()
 	if r.format == FormatBKLO {
 		return readBKEntry(r.f, location, limit, ledgerID, entryID)
@@ -95,7 +95,7 @@ func (l *Logger) readEntry(ledgerID, entryID, location int64) ([]byte, error) {
 	if herr != nil {
 		return nil, herr
 	}
-	if start+sizeFieldSize+int64(h.size) > limit {
+	if start+SizeFieldSize+int64(h.size) > limit {
 		return nil, errors.Wrapf(ErrCorruption, "record of %d bytes runs past the readable end of the log (%d bytes)", h.size, limit)
 	}
 	payload := make([]byte, h.payloadSize())
@@ -137,7 +137,7 @@ type Record struct {
 // log. It is the read-ahead of the read path: one sequential read instead
 // of a random read per entry. A damaged record stops it with an error.
 func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
-	if location <= 0 || LocationOffset(location) < HeaderSize+sizeFieldSize {
+	if location <= 0 || LocationOffset(location) < HeaderSize+SizeFieldSize {
 		return errors.Wrapf(ErrBadLocation, "entrylog: read after %s: not a record's location", FormatLocation(location))
 	}
 	r, err := l.acquire(LocationLogID(location))
@@ -145,12 +145,12 @@ func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
 		return err
 	}
 	defer r.mu.RUnlock()
-	start := LocationOffset(location) - sizeFieldSize
+	start := LocationOffset(location) - SizeFieldSize
 	limit := r.limit.Load()
-	if start+sizeFieldSize > limit {
+	if start+SizeFieldSize > limit {
 		return errors.Wrapf(ErrBadLocation, "entrylog: read after %s: past the readable end", FormatLocation(location))
 	}
-	var sizeField [sizeFieldSize]byte
+	var sizeField [SizeFieldSize]byte
 	if err := readFull(r.f, sizeField[:], start); err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
 	if err2 != nil {
 		return errors.Wrapf(err2, "entrylog: read after %s", FormatLocation(location))
 	}
-	it := newIterator(r.format, r.f, r.id, min(start+sizeFieldSize+size, limit), limit)
+	it := newIterator(r.format, r.f, r.id, min(start+SizeFieldSize+size, limit), limit)
 	defer it.release()
 	for {
 		rec, err := it.next()
@@ -222,7 +222,7 @@ func (it *recordIter) next() (*Record, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, "at offset %d", it.pos)
 	}
-	if it.pos+sizeFieldSize+int64(h.size) > it.end {
+	if it.pos+SizeFieldSize+int64(h.size) > it.end {
 		return nil, errors.Wrapf(ErrCorruption, "record of %d bytes at offset %d runs past the end (%d)", h.size, it.pos, it.end)
 	}
 	n := h.payloadSize()
@@ -236,8 +236,8 @@ func (it *recordIter) next() (*Record, error) {
 	if err := checkRecord(head[:], &h, it.payload); err != nil {
 		return nil, errors.Wrapf(err, "at offset %d", it.pos)
 	}
-	it.rec = Record{LedgerID: h.ledgerID, EntryID: h.entryID, Location: MakeLocation(it.logID, it.pos+sizeFieldSize), Payload: it.payload, Size: sizeFieldSize + int64(h.size)}
-	it.pos += sizeFieldSize + int64(h.size)
+	it.rec = Record{LedgerID: h.ledgerID, EntryID: h.entryID, Location: MakeLocation(it.logID, it.pos+SizeFieldSize), Payload: it.payload, Size: SizeFieldSize + int64(h.size)}
+	it.pos += SizeFieldSize + int64(h.size)
 	return &it.rec, nil
 }
 

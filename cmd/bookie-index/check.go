@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/check"
 	"github.com/cockroachdb/errors"
 )
 
@@ -49,12 +49,12 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 	for i := range c.LedgerDirectories {
 		prefix := fmt.Sprintf("check [%d/%d] %s", i+1, n, c.LedgerDirectories[i])
 		last := time.Now()
-		res, err := bookie.CheckDirectory(bookie.CheckOptions{
+		res, err := check.Directory(check.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
 			Engine:    engine,
 			Logger:    log,
-			Progress: func(p bookie.CheckProgress) {
+			Progress: func(p check.Progress) {
 				if time.Since(last) < progressEvery {
 					return
 				}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/check"
 	"github.com/cockroachdb/errors"
 )
 
@@ -47,11 +47,11 @@ func runCheckLedgersIndex(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func checkLedgersIndexDir(indexDir, path string, stderr io.Writer) (*bookie.LedgersIndexCheck, error) {
+func checkLedgersIndexDir(indexDir, path string, stderr io.Writer) (*check.LedgersIndexResult, error) {
 	unlock, err := lockForReading(path, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	return bookie.CheckLedgersIndex(nil, indexDir)
+	return check.LedgersIndex(nil, indexDir)
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -162,7 +162,7 @@ func dbLedgers(args []string, stdout, stderr io.Writer) error {
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		id, info, err := bookie.DecodeLedgerRecord(it.Key(), it.Value())
+		id, info, err := ondisk.DecodeLedgerRecord(it.Key(), it.Value())
 		if err != nil {
 			_ = it.Close()
 			_ = w.Flush()

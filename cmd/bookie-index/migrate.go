@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/migrate"
 	"github.com/cockroachdb/errors"
 )
 
@@ -39,7 +39,7 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 	c, err := loadConfigCommand("migrate", migrateHelp, args, stderr,
 		commandFlags{synopsis: "[--clear-limbo] [--samples N]", register: func(fs *flag.FlagSet) {
 			fs.BoolVar(&clearLimbo, "clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
-			fs.IntVar(&samples, "samples", bookie.DefaultMigrateSamples, "locations looked up in both databases before the switch (negative: none)")
+			fs.IntVar(&samples, "samples", migrate.DefaultSamples, "locations looked up in both databases before the switch (negative: none)")
 		}})
 	if err != nil {
 		return err
@@ -57,13 +57,13 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 	for i, dir := range c.IndexDirectories {
 		prefix := fmt.Sprintf("migrate [%d/%d] %s", i+1, n, dir)
 		last, phase := time.Now(), ""
-		res, err := bookie.MigrateFromRocksDB(bookie.MigrateOptions{
+		res, err := migrate.FromRocksDB(migrate.Options{
 			IndexDir:   dir,
 			Engine:     engine,
 			ClearLimbo: clearLimbo,
 			Samples:    samples,
 			Logger:     log,
-			Progress: func(p bookie.MigrateProgress) {
+			Progress: func(p migrate.Progress) {
 				if p.Phase == phase && time.Since(last) < progressEvery {
 					return
 				}

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/rebuild"
 	"github.com/cockroachdb/errors"
 )
 
@@ -50,14 +50,14 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 		prefix := fmt.Sprintf("rebuild [%d/%d] %s", i+1, len(paths), paths[i])
 		fmt.Fprintf(stderr, "%s: scanning the entry logs of %s\n", prefix, c.LedgerDirectories[i])
 		last := time.Now()
-		res, err := bookie.RebuildLocationsIndex(bookie.RebuildOptions{
+		res, err := rebuild.LocationsIndex(rebuild.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
 			Engine:    engine,
 			Logger:    log,
 
 			RebuildLedgersIndex: rebuildLedgers,
-			Progress: func(p bookie.RebuildProgress) {
+			Progress: func(p rebuild.Progress) {
 				if time.Since(last) < progressEvery && p.LogsDone < p.Logs {
 					return
 				}

@@ -1,4 +1,4 @@
-package bookie
+package ondisk
 
 import (
 	"encoding/binary"
@@ -12,7 +12,7 @@ import (
 
 // TestLayoutFormat pins the LAYOUT record with golden files: each case
 // encodes a layout and prints it as an annotated hex dump, decoded here as
-// docs/format.md gives it, then what decodeLayout reads back. Rewrite with
+// docs/format.md gives it, then what DecodeLayout reads back. Rewrite with
 // -update and review the diff.
 //
 //	layout generation=N routing=0|1 dirs=L[:I],... [flip=OFFSET]
@@ -21,30 +21,30 @@ func TestLayoutFormat(t *testing.T) {
 		if c.Cmd != "layout" {
 			t.Fatalf("%s: unknown command %s", c.Pos, c.Cmd)
 		}
-		l := &layout{generation: uint64(c.Int(t, "generation", 1)), routing: routing(c.Int(t, "routing", 0))}
-		for i := range l.instance {
-			l.instance[i] = byte(0xa0 + i)
+		l := &Layout{Generation: uint64(c.Int(t, "generation", 1)), Routing: Routing(c.Int(t, "routing", 0))}
+		for i := range l.Instance {
+			l.Instance[i] = byte(0xa0 + i)
 		}
 		for _, p := range strings.Split(c.String(t, "dirs", ""), ",") {
 			ledger, index, ok := strings.Cut(p, ":")
 			if !ok {
 				index = ledger
 			}
-			l.dirs = append(l.dirs, dirPair{ledger: ledger, index: index})
+			l.Dirs = append(l.Dirs, DirPair{Ledger: ledger, Index: index})
 		}
-		b := encodeLayout(l)
+		b := EncodeLayout(l)
 		if c.Has("flip") {
 			b[c.Int(t, "flip", 0)] ^= 0x01
 		}
 		var out strings.Builder
 		out.WriteString(dumpLayout(b))
-		got, err := decodeLayout(b)
+		got, err := DecodeLayout(b)
 		if err != nil {
 			fmt.Fprintf(&out, "\ndecode: %v", err)
 			return out.String()
 		}
 		require.Equal(t, l, got)
-		fmt.Fprintf(&out, "\ndecoded: instance=%x generation=%d routing=%d dirs=%s", got.instance, got.generation, got.routing, formatPairs(got.dirs))
+		fmt.Fprintf(&out, "\ndecoded: instance=%x generation=%d routing=%d dirs=%s", got.Instance, got.Generation, got.Routing, FormatPairs(got.Dirs))
 		return out.String()
 	})
 }

@@ -1,26 +1,44 @@
-package bookie
+package rebuild
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/internal/storagetest"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
 
+// memEnv is a closed storage's directory on the in-memory FS.
+type memEnv struct {
+	mem  *vfs.MemFS
+	opts *bookie.Options
+}
+
+func (e *memEnv) open(t *testing.T) *bookie.Storage {
+	t.Helper()
+	s, err := bookie.Open(e.opts)
+	require.NoError(t, err)
+	return s
+}
+
 // rebuildEnv is a closed storage on the in-memory FS holding
-// writeRebuildWorkload, and its index paths.
-func rebuildEnv(t *testing.T) (env *testEnv, want model, current, locations, ledgers string) {
-	env = newTestEnv()
+// storagetest.WriteWorkload, and its index paths.
+func rebuildEnv(t *testing.T) (env *memEnv, want map[int64]map[int64][]byte, current, locations, ledgers string) {
+	env = &memEnv{mem: vfs.NewMem(), opts: storageOptions("/data", 1)}
+	env.opts.FS = env.mem
 	s := env.open(t)
-	want = writeRebuildWorkload(t, s)
+	want = storagetest.WriteWorkload(t, s)
 	require.NoError(t, s.Close())
-	current = filepath.Join(env.dirs[0], "current")
+	current = filepath.Join(env.opts.IndexDirs[0], "current")
 	return env, want, current, filepath.Join(current, "locations"), filepath.Join(current, "ledgers")
 }
 
-func (e *testEnv) rebuild(rebuildLedgers bool) (*RebuildResult, error) {
-	return RebuildLocationsIndex(RebuildOptions{LedgerDir: e.dirs[0], FS: e.mem, RebuildLedgersIndex: rebuildLedgers})
+func (e *memEnv) rebuild(rebuildLedgers bool) (*Result, error) {
+	return LocationsIndex(Options{LedgerDir: e.opts.LedgerDirs[0], IndexDir: e.opts.IndexDirs[0], FS: e.mem, RebuildLedgersIndex: rebuildLedgers})
 }
 
 // TestRebuildRefusesWithoutLedgersIndex: with the ledgers index missing,
@@ -40,7 +58,7 @@ func TestRebuildRefusesWithoutLedgersIndex(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
 	_, err = env.rebuild(false)
-	require.ErrorIs(t, err, ErrLedgersIndexMissing)
+	require.ErrorIs(t, err, ondisk.ErrLedgersIndexMissing)
 	require.ErrorContains(t, err, "the ledgers index "+ledgers+" cannot be read")
 	require.ErrorContains(t, err, "--rebuild-ledgers-index")
 	after, err := env.mem.List(current)
@@ -49,7 +67,7 @@ func TestRebuildRefusesWithoutLedgersIndex(t *testing.T) {
 
 	require.NoError(t, env.mem.RemoveAll(ledgers))
 	_, err = env.rebuild(false)
-	require.ErrorIs(t, err, ErrLedgersIndexMissing)
+	require.ErrorIs(t, err, ondisk.ErrLedgersIndexMissing)
 	require.ErrorContains(t, err, "the ledgers index "+ledgers+" is missing; nothing was moved")
 	after, err = env.mem.List(current)
 	require.NoError(t, err)
@@ -81,7 +99,7 @@ func TestRebuildLedgersIndexToo(t *testing.T) {
 			continue // written again after a deletion: its first life is indexed too
 		}
 		for e, p := range es {
-			requireEntry(t, s, l, e, p)
+			storagetest.RequireEntry(t, s, l, e, p)
 		}
 		info, ok, err := s.LedgerInfo(l)
 		require.NoError(t, err)
@@ -89,7 +107,7 @@ func TestRebuildLedgersIndexToo(t *testing.T) {
 		require.True(t, info.Fenced, "a rebuilt ledger is fenced")
 		require.Empty(t, info.MasterKey)
 	}
-	requireEntry(t, s, 6, 0, payload(6, 0, 0))
+	storagetest.RequireEntry(t, s, 6, 0, storagetest.Payload(6, 0, 0))
 
 	// Then, with the rebuilt ledgers index in place, a plain rebuild works.
 	require.NoError(t, s.Close())
@@ -106,7 +124,7 @@ func TestRebuildSaysFewerEntries(t *testing.T) {
 	db, err := lsm.Open(ledgers, &lsm.Options{FS: env.mem})
 	require.NoError(t, err)
 	var b lsm.Batch
-	b.Delete(ledgerKey(2))
+	b.Delete(ondisk.LedgerKey(2))
 	require.NoError(t, db.Apply(&b, lsm.Sync))
 	require.NoError(t, db.Close())
 
@@ -128,7 +146,7 @@ func slicesWithout(s []string, v string) []string {
 	return out
 }
 
-func countLocations(t *testing.T, env *testEnv, path string) int64 {
+func countLocations(t *testing.T, env *memEnv, path string) int64 {
 	t.Helper()
 	db, err := lsm.Open(path, &lsm.Options{FS: env.mem, ReadOnly: true})
 	require.NoError(t, err)
@@ -141,29 +159,4 @@ func countLocations(t *testing.T, env *testEnv, path string) int64 {
 	}
 	require.NoError(t, it.Close())
 	return n
-}
-
-// TestCheckLedgersIndexRecords: a record that does not decode is a problem named
-// by its ledger; the others are counted.
-func TestCheckLedgersIndexRecords(t *testing.T) {
-	env, _, _, _, ledgers := rebuildEnv(t)
-	res, err := CheckLedgersIndex(env.mem, env.dirs[0])
-	require.NoError(t, err)
-	require.Empty(t, res.Problems)
-	require.Equal(t, LedgersIndexCheck{Path: ledgers, Records: 7, Existing: 7, Fenced: 5}, *res)
-
-	db, err := lsm.Open(ledgers, &lsm.Options{FS: env.mem})
-	require.NoError(t, err)
-	var b lsm.Batch
-	b.Set(ledgerKey(4), []byte{9, 0, 0})
-	require.NoError(t, db.Apply(&b, lsm.Sync))
-	require.NoError(t, db.Close())
-	res, err = CheckLedgersIndex(env.mem, env.dirs[0])
-	require.NoError(t, err)
-	require.Len(t, res.Problems, 1)
-	require.Contains(t, res.Problems[0], "ledger 4 (key 0000000000000004): bookie: ledger record of 3 bytes, too short")
-
-	require.NoError(t, env.mem.RemoveAll(ledgers))
-	_, err = CheckLedgersIndex(env.mem, env.dirs[0])
-	require.ErrorIs(t, err, ErrLedgersIndexMissing)
 }

@@ -1,19 +1,19 @@
-package bookie
+package ondisk
 
 import "testing"
 
 // FuzzDecodeLedgerRecord: any bytes decode to a record or an error, and a
 // decoded record encodes back to something that decodes the same.
 func FuzzDecodeLedgerRecord(f *testing.F) {
-	f.Add(encodeLedgerRecord(&LedgerInfo{Exists: true, Fenced: true, MasterKey: []byte("key"), ExplicitLAC: []byte("lac"), Floor: 1 << 40}))
-	f.Add(encodeLedgerRecord(&LedgerInfo{}))
+	f.Add(EncodeLedgerInfo(&LedgerInfo{Exists: true, Fenced: true, MasterKey: []byte("key"), ExplicitLAC: []byte("lac"), Floor: 1 << 40}))
+	f.Add(EncodeLedgerInfo(&LedgerInfo{}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		info, err := decodeLedgerRecord(data)
+		info, err := DecodeLedgerInfo(data)
 		if err != nil {
 			return
 		}
-		again, err := decodeLedgerRecord(encodeLedgerRecord(&info))
+		again, err := DecodeLedgerInfo(EncodeLedgerInfo(&info))
 		if err != nil {
 			t.Fatalf("a decoded record does not decode after encoding: %v", err)
 		}

@@ -1,4 +1,4 @@
-package bookie
+package rebuild
 
 import (
 	"fmt"
@@ -10,27 +10,28 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// DefaultRebuildRunEntries bounds the locations a rebuild sorts in memory
+// DefaultRunEntries bounds the locations a rebuild sorts in memory
 // at a time (24 bytes each: 48 MiB).
-const DefaultRebuildRunEntries = 2 << 20
+const DefaultRunEntries = 2 << 20
 
 // backupTimeLayout is upstream's yyyy-MM-dd'T'HH:mm:ss.SSSZ.
 const backupTimeLayout = "2006-01-02T15:04:05.000-0700"
 
-// RebuildOptions configure RebuildLocationsIndex.
-type RebuildOptions struct {
+// Options configure LocationsIndex.
+type Options struct {
 	// LedgerDir and IndexDir are the directories as configured; the entry
 	// logs are in LedgerDir/current, the indexes in IndexDir/current.
 	// IndexDir defaults to LedgerDir.
 	LedgerDir, IndexDir string
-	// FS holds the entry logs and the indexes, as Options.FS does for the
-	// storage; the rebuild's temporary files (sorted runs, tables) go on
+	// FS holds the entry logs and the indexes, as bookie.Options.FS does
+	// for the storage; the rebuild's temporary files (sorted runs, tables) go on
 	// it too. Default vfs.Default (the operating system).
 	FS vfs.FS
 	// Engine configures the new index (and the tables written for it);
@@ -43,10 +44,10 @@ type RebuildOptions struct {
 	LedgersEngine *lsm.Options
 	// RunEntries bounds the locations sorted in memory at a time; more
 	// are sorted in runs spilled to files and merged. Default
-	// DefaultRebuildRunEntries.
+	// DefaultRunEntries.
 	RunEntries int
 	// Progress, if set, is called after each entry log.
-	Progress func(RebuildProgress)
+	Progress func(Progress)
 	// Logger receives the rebuild's lines (torn logs) and, where their
 	// options have no logger, both engines'. Default: discarded.
 	Logger *slog.Logger
@@ -65,8 +66,8 @@ type RebuildOptions struct {
 	RebuildLedgersIndex bool
 }
 
-// RebuildProgress reports a rebuild's progress after each entry log.
-type RebuildProgress struct {
+// Progress reports a rebuild's progress after each entry log.
+type Progress struct {
 	// LogsDone of Logs entry logs are scanned; LogID is the last one.
 	LogsDone, Logs int
 	LogID          int64
@@ -76,8 +77,8 @@ type RebuildProgress struct {
 	Elapsed          time.Duration
 }
 
-// RebuildResult describes a finished rebuild.
-type RebuildResult struct {
+// Result describes a finished rebuild.
+type Result struct {
 	// LocationsPath is the new index; BackupPath the old one, moved aside
 	// ("" if there was none).
 	LocationsPath, BackupPath string
@@ -109,11 +110,11 @@ type RebuildResult struct {
 
 // FewerEntries reports whether the new index holds fewer entries than the
 // old one did.
-func (r *RebuildResult) FewerEntries() bool {
+func (r *Result) FewerEntries() bool {
 	return r.OldEntries >= 0 && r.Entries < r.OldEntries
 }
 
-// RebuildLocationsIndex rebuilds a directory's entry location index from
+// LocationsIndex rebuilds a directory's entry location index from
 // its entry logs, offline (upstream's LocationsIndexRebuildOp). It moves
 // the index aside as locations.BACKUP-<timestamp>, scans every entry log
 // in ascending id, keeps the records of the ledgers the ledgers index
@@ -127,20 +128,20 @@ func (r *RebuildResult) FewerEntries() bool {
 // rebuild, so a running bookie (which holds it) makes the rebuild fail
 // before anything is moved; so does a ledgers index that is missing or
 // unreadable, unless RebuildLedgersIndex rebuilds it too.
-func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
+func LocationsIndex(opts Options) (*Result, error) {
 	start := time.Now()
 	o := opts
 	if o.IndexDir == "" {
 		o.IndexDir = o.LedgerDir
 	}
 	if o.LedgerDir == "" {
-		return nil, errors.Wrap(ErrInvalidArgument, "bookie: rebuild: no ledger directory")
+		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: rebuild: no ledger directory")
 	}
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
 	if o.RunEntries <= 0 {
-		o.RunEntries = DefaultRebuildRunEntries
+		o.RunEntries = DefaultRunEntries
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -152,21 +153,21 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 	if o.Engine != nil {
 		engine = *o.Engine
 	}
-	if err := useFS(&engine, o.FS, "Engine.FS"); err != nil {
+	if err := ondisk.UseFS(&engine, o.FS, "Engine.FS"); err != nil {
 		return nil, err
 	}
 	engine.EnsureDefaults()
 	if engine.Logger == nil {
 		engine.Logger = o.Logger
 	}
-	ledgersOpts := ledgersEngineOptions(o.LedgersEngine, o.Logger)
-	if err := useFS(&ledgersOpts, o.FS, "LedgersEngine.FS"); err != nil {
+	ledgersOpts := ondisk.LedgersEngineOptions(o.LedgersEngine, o.Logger)
+	if err := ondisk.UseFS(&ledgersOpts, o.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err
 	}
 
 	current := filepath.Join(o.IndexDir, "current")
 	logDir := filepath.Join(o.LedgerDir, "current")
-	res := &RebuildResult{LocationsPath: filepath.Join(current, "locations"), OldEntries: -1}
+	res := &Result{LocationsPath: filepath.Join(current, "locations"), OldEntries: -1}
 	ledgersPath := filepath.Join(current, "ledgers")
 
 	if _, err := o.FS.List(logDir); err != nil {
@@ -191,19 +192,23 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 		}
 	} else {
 		if !lsm.Exists(o.FS, ledgersPath) {
-			return nil, errors.Wrapf(ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s is missing; nothing was moved "+
+			return nil, errors.Wrapf(ondisk.ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s is missing; nothing was moved "+
 				"(an index rebuilt without it would hold no ledger): rebuild the ledgers index too, from the entry logs "+
 				"(--rebuild-ledgers-index), if it is lost", ledgersPath)
 		}
-		ledgers, err := openLedgerIndex(ledgersPath, &ledgersOpts)
+		ledgers, err := lsm.Open(ledgersPath, &ledgersOpts)
+		if err == nil {
+			defer ledgers.Close()
+			active, err = activeLedgers(ledgers, ledgersPath)
+		} else {
+			err = errors.Wrapf(err, "bookie: opening the ledgers index %s", ledgersPath)
+		}
 		if errors.Is(err, vfs.ErrLockHeld) {
 			return nil, errors.Wrap(err, "bookie: rebuild (is the bookie running?)")
 		} else if err != nil {
-			return nil, errors.Wrapf(ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s cannot be read (%v); nothing was moved: "+
+			return nil, errors.Wrapf(ondisk.ErrLedgersIndexMissing, "bookie: rebuild: the ledgers index %s cannot be read (%v); nothing was moved: "+
 				"repair it, or rebuild it too, from the entry logs (--rebuild-ledgers-index)", ledgersPath, err)
 		}
-		defer ledgers.close()
-		active = ledgers.activeLedgers()
 		res.Ledgers = len(active)
 	}
 	ids, err := entrylog.ListLogs(o.FS, logDir)
@@ -226,7 +231,7 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 		_ = ledgersLock.Close()
 		ledgersLock = nil
 		if err == nil {
-			err = syncDir(o.FS, current)
+			err = ondisk.SyncDir(o.FS, current)
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the ledgers index aside")
@@ -246,7 +251,7 @@ func RebuildLocationsIndex(opts RebuildOptions) (*RebuildResult, error) {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		// Durable before the new index is built in its place.
-		if err := syncDir(o.FS, current); err != nil {
+		if err := ondisk.SyncDir(o.FS, current); err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		o.Logger.Info("moved the entry location index aside", "from", res.LocationsPath, "to", res.BackupPath)
@@ -294,6 +299,18 @@ func countEntries(path string, engine *lsm.Options) (int64, error) {
 	return n, errors.CombineErrors(errors.CombineErrors(it.Error(), it.Close()), db.Close())
 }
 
+// activeLedgers reads the ledgers index db (at path) and returns the
+// ledgers that exist and their floors.
+func activeLedgers(db *lsm.DB, path string) (map[int64]int64, error) {
+	active := map[int64]int64{}
+	err := ondisk.ScanLedgers(db, path, func(id int64, info ondisk.LedgerInfo) {
+		if info.Exists {
+			active[id] = info.Floor
+		}
+	})
+	return active, err
+}
+
 // writeLedgersIndex creates the ledgers index at path with a record for
 // each ledger: existing and fenced (upstream's rebuild-db-ledgers-index:
 // nothing can be added to a rebuilt ledger), no master key, no LAC.
@@ -309,7 +326,7 @@ func writeLedgersIndex(path string, opts *lsm.Options, ledgers map[int64]struct{
 	slices.Sort(ids)
 	var b lsm.Batch
 	for i, id := range ids {
-		b.Set(ledgerKey(id), encodeLedgerRecord(&LedgerInfo{Exists: true, Fenced: true}))
+		b.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(&ondisk.LedgerInfo{Exists: true, Fenced: true}))
 		if b.Count() >= 10000 || i == len(ids)-1 {
 			if err := db.Apply(&b, lsm.Sync); err != nil {
 				_ = db.Close()
@@ -323,9 +340,9 @@ func writeLedgersIndex(path string, opts *lsm.Options, ledgers map[int64]struct{
 
 // buildIndex scans the logs (keeping the records of the active ledgers,
 // or, with found, of every ledger, which it collects), sorts, writes tables and ingests them into a
-// new index at res.LocationsPath (RebuildLocationsIndex once the old index
+// new index at res.LocationsPath (LocationsIndex once the old index
 // is out of the way), filling res.
-func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, active map[int64]int64, found map[int64]struct{}, ids []int64, logDir, current string, stamp, start time.Time) error {
+func buildIndex(o *Options, engine *lsm.Options, res *Result, active map[int64]int64, found map[int64]struct{}, ids []int64, logDir, current string, stamp, start time.Time) error {
 	tmpDir := filepath.Join(current, fmt.Sprintf("locations.rebuild-%d", stamp.UnixNano()))
 	if err := o.FS.MkdirAll(tmpDir, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: rebuild")
@@ -333,7 +350,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 	defer func() {
 		// Best effort: a leftover after a crash is only garbage.
 		if o.FS.RemoveAll(tmpDir) == nil {
-			_ = syncDir(o.FS, current)
+			_ = ondisk.SyncDir(o.FS, current)
 		}
 	}()
 
@@ -379,7 +396,7 @@ func buildIndex(o *RebuildOptions, engine *lsm.Options, res *RebuildResult, acti
 			o.Logger.Warn("entry log scan stopped before the end", "log", id, "validEnd", scan.ValidEnd, "size", scan.Size, "err", scan.Tail)
 		}
 		if o.Progress != nil {
-			o.Progress(RebuildProgress{LogsDone: i + 1, Logs: len(ids), LogID: id, Records: res.Records, Indexed: res.Indexed, Elapsed: time.Since(start)})
+			o.Progress(Progress{LogsDone: i + 1, Logs: len(ids), LogID: id, Records: res.Records, Indexed: res.Indexed, Elapsed: time.Since(start)})
 		}
 	}
 
@@ -438,13 +455,4 @@ func newTableSink(fs vfs.FS, dir string, opts lsm.TableOptions, targetSize int64
 func (t *tableSink) add(e *locationEntry) error {
 	key, value := entrylocation.EncodeKey(e.ledgerID, e.entryID), entrylocation.EncodeLocation(e.location)
 	return errors.Wrap(t.set.Set(key[:], value[:]), "bookie: rebuild")
-}
-
-// syncDir makes the renames in dir durable.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	return errors.CombineErrors(d.Sync(), d.Close())
 }

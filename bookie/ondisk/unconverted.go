@@ -1,4 +1,4 @@
-package bookie
+package ondisk
 
 import (
 	"os"
@@ -12,8 +12,8 @@ import (
 
 // ErrUnconverted: a directory holds a BookKeeper bookie's data that this
 // storage has not converted (its RocksDB indexes, or BookKeeper entry logs
-// without indexes). Open refuses it rather than answer from half the data:
-// "bookie-index migrate" converts it.
+// without indexes). The storage's Open refuses it rather than answer from
+// half the data: "bookie-index migrate" converts it.
 var ErrUnconverted = errors.New("directory not converted from BookKeeper")
 
 // MigrateCommand is what an operator runs to convert a BookKeeper bookie's
@@ -24,17 +24,17 @@ const MigrateCommand = "bookie-index migrate --conf FILE"
 // upstream's DbLedgerStorage names its RocksDB databases.
 var indexNames = []string{"locations", "ledgers"}
 
-// checkConverted refuses a directory pair holding BookKeeper data not yet
+// CheckConverted refuses a directory pair holding BookKeeper data not yet
 // converted, before anything is created or written there. ledgerDir and
 // indexDir are as configured ("current" is added). The error matches
 // ErrUnconverted and names the directory, what was found and the migrate
 // command.
-func checkConverted(fs vfs.FS, ledgerDir, indexDir string) error {
+func CheckConverted(fs vfs.FS, ledgerDir, indexDir string) error {
 	current := filepath.Join(indexDir, "current")
 	var rocks, missing []string
 	for _, name := range indexNames {
 		path := filepath.Join(current, name)
-		ok, err := IsRocksDBDir(fs, path) // migrate.go
+		ok, err := IsRocksDBDir(fs, path)
 		if err != nil {
 			return err
 		}

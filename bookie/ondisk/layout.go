@@ -1,51 +1,80 @@
-package bookie
+package ondisk
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// layout is the directory layout record (upstream's cookie): the list of
+// Layout is the directory layout record (upstream's cookie): the list of
 // (ledger, index) directory pairs the storage was last opened with, an
 // instance id shared by all of them, and how ledgers are routed to
 // directories. Every directory holds a copy in current/LAYOUT, so that a
 // changed list (a directory added, removed, reordered, or swapped for
 // another bookie's) is noticed before a ledger is looked up in the wrong
-// place. See layout_guard.go for the rules, docs/format.md for the bytes.
-type layout struct {
-	// instance is chosen at random at the first start.
-	instance [16]byte
-	// generation is 1 at the first start and grows by one at each change
+// place. The storage's layout guard (package bookie, layout_guard.go) has
+// the rules; docs/format.md the bytes.
+type Layout struct {
+	// Instance is chosen at random at the first start.
+	Instance [16]byte
+	// Generation is 1 at the first start and grows by one at each change
 	// of the list (an expansion): of copies that disagree after a crash
 	// in the middle of rewriting them, the highest is the truth.
-	generation uint64
-	routing    routing
-	dirs       []dirPair
+	Generation uint64
+	Routing    Routing
+	Dirs       []DirPair
 }
 
-// dirPair is a ledger directory and its index directory, as configured,
+// DirPair is a ledger directory and its index directory, as configured,
 // made absolute.
-type dirPair struct {
-	ledger, index string
+type DirPair struct {
+	Ledger, Index string
 }
 
-// routing says how a ledger's directory is found.
-type routing byte
+// LayoutDirs returns where a pair's LAYOUT copies go: its ledger and its
+// index directory's current/ (one when they are the same).
+func (p DirPair) LayoutDirs() []string {
+	l, x := filepath.Join(p.Ledger, "current"), filepath.Join(p.Index, "current")
+	if l == x {
+		return []string{l}
+	}
+	return []string{l, x}
+}
+
+// FormatPairs prints a directory list as the layout guard's messages
+// name it: "[/a, /b (index /x)]".
+func FormatPairs(pairs []DirPair) string {
+	var b strings.Builder
+	for i, p := range pairs {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Ledger)
+		if p.Index != p.Ledger {
+			fmt.Fprintf(&b, " (index %s)", p.Index)
+		}
+	}
+	return "[" + b.String() + "]"
+}
+
+// Routing says how a ledger's directory is found.
+type Routing byte
 
 const (
-	// routeModulo: ledger L is in directory L mod n. The list has never
+	// RouteModulo: ledger L is in directory L mod n. The list has never
 	// changed since the first start (or since the version that did not
 	// record it): every ledger was placed so.
-	routeModulo routing = 0
-	// routeRecorded: ledger L is in the directory whose ledgers index
+	RouteModulo Routing = 0
+	// RouteRecorded: ledger L is in the directory whose ledgers index
 	// holds it; a ledger none holds (a new one) goes to L mod n. Set by
 	// the first expansion.
-	routeRecorded routing = 1
+	RouteRecorded Routing = 1
 )
 
 // Record layout of current/LAYOUT (persisted, do not change):
@@ -58,34 +87,36 @@ const (
 //
 // The CRC-32C (Castagnoli) covers every byte before it.
 const (
-	layoutFileName = "LAYOUT"
+	// LayoutFileName is the record's file in a directory's current/.
+	LayoutFileName = "LAYOUT"
 	layoutMagic    = "BKLAYOUT"
 	layoutVersion  = 1
-	// layoutMaxSize bounds what decodeLayout accepts (a corrupt length
+	// layoutMaxSize bounds what DecodeLayout accepts (a corrupt length
 	// must not make it allocate gigabytes).
 	layoutMaxSize = 1 << 20
 )
 
 var layoutCRC = crc32.MakeTable(crc32.Castagnoli)
 
-func encodeLayout(l *layout) []byte {
+// EncodeLayout returns the bytes of a LAYOUT file.
+func EncodeLayout(l *Layout) []byte {
 	b := append([]byte(layoutMagic), layoutVersion)
-	b = append(b, l.instance[:]...)
-	b = binary.BigEndian.AppendUint64(b, l.generation)
-	b = append(b, byte(l.routing))
-	b = binary.AppendUvarint(b, uint64(len(l.dirs)))
-	for _, d := range l.dirs {
-		b = binary.AppendUvarint(b, uint64(len(d.ledger)))
-		b = append(b, d.ledger...)
-		b = binary.AppendUvarint(b, uint64(len(d.index)))
-		b = append(b, d.index...)
+	b = append(b, l.Instance[:]...)
+	b = binary.BigEndian.AppendUint64(b, l.Generation)
+	b = append(b, byte(l.Routing))
+	b = binary.AppendUvarint(b, uint64(len(l.Dirs)))
+	for _, d := range l.Dirs {
+		b = binary.AppendUvarint(b, uint64(len(d.Ledger)))
+		b = append(b, d.Ledger...)
+		b = binary.AppendUvarint(b, uint64(len(d.Index)))
+		b = append(b, d.Index...)
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, layoutCRC))
 }
 
-// decodeLayout parses a LAYOUT file's bytes; its errors say what is wrong
+// DecodeLayout parses a LAYOUT file's bytes; its errors say what is wrong
 // and at which offset.
-func decodeLayout(b []byte) (*layout, error) {
+func DecodeLayout(b []byte) (*Layout, error) {
 	const fixed = len(layoutMagic) + 1 + 16 + 8 + 1
 	if len(b) < fixed+1+4 {
 		return nil, errors.Newf("%d bytes, too short for a layout record", len(b))
@@ -103,14 +134,14 @@ func decodeLayout(b []byte) (*layout, error) {
 	if v := b[len(layoutMagic)]; v != layoutVersion {
 		return nil, errors.Newf("offset %d: version %d, this build reads %d", len(layoutMagic), v, layoutVersion)
 	}
-	l := &layout{}
+	l := &Layout{}
 	off := len(layoutMagic) + 1
-	copy(l.instance[:], b[off:off+16])
+	copy(l.Instance[:], b[off:off+16])
 	off += 16
-	l.generation = binary.BigEndian.Uint64(b[off:])
+	l.Generation = binary.BigEndian.Uint64(b[off:])
 	off += 8
-	l.routing = routing(b[off])
-	if l.routing != routeModulo && l.routing != routeRecorded {
+	l.Routing = Routing(b[off])
+	if l.Routing != RouteModulo && l.Routing != RouteRecorded {
 		return nil, errors.Newf("offset %d: unknown routing %d", off, b[off])
 	}
 	off++
@@ -142,14 +173,14 @@ func decodeLayout(b []byte) (*layout, error) {
 		return nil, errors.Newf("offset %d: directory count %d does not fit %d bytes", off, count, len(body)-off)
 	}
 	for range count {
-		var d dirPair
-		if d.ledger, err = str("ledger directory"); err != nil {
+		var d DirPair
+		if d.Ledger, err = str("ledger directory"); err != nil {
 			return nil, err
 		}
-		if d.index, err = str("index directory"); err != nil {
+		if d.Index, err = str("index directory"); err != nil {
 			return nil, err
 		}
-		l.dirs = append(l.dirs, d)
+		l.Dirs = append(l.Dirs, d)
 	}
 	if off != len(body) {
 		return nil, errors.Newf("offset %d: %d bytes after the last directory", off, len(body)-off)
@@ -157,9 +188,10 @@ func decodeLayout(b []byte) (*layout, error) {
 	return l, nil
 }
 
-// readLayout reads dir/LAYOUT; (nil, nil) if there is none.
-func readLayout(fs vfs.FS, dir string) (*layout, error) {
-	path := filepath.Join(dir, layoutFileName)
+// ReadLayout reads dir/LAYOUT; (nil, nil) if there is none. A file that
+// does not decode is an error matching ErrLayoutCorrupt.
+func ReadLayout(fs vfs.FS, dir string) (*Layout, error) {
+	path := filepath.Join(dir, LayoutFileName)
 	f, err := fs.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -179,20 +211,20 @@ func readLayout(fs vfs.FS, dir string) (*layout, error) {
 	if n, err := f.ReadAt(data, 0); n != len(data) {
 		return nil, errors.Wrapf(err, "bookie: reading the directory layout %s", path)
 	}
-	l, err := decodeLayout(data)
+	l, err := DecodeLayout(data)
 	if err != nil {
-		return nil, errors.Wrapf(errLayoutCorrupt, "bookie: directory layout %s: %v", path, err)
+		return nil, errors.Wrapf(ErrLayoutCorrupt, "bookie: directory layout %s: %v", path, err)
 	}
 	return l, nil
 }
 
-// errLayoutCorrupt marks a LAYOUT file that does not decode.
-var errLayoutCorrupt = errors.New("corrupt directory layout")
+// ErrLayoutCorrupt marks a LAYOUT file that does not decode.
+var ErrLayoutCorrupt = errors.New("corrupt directory layout")
 
-// writeLayout replaces dir/LAYOUT durably: a temporary file, synced,
+// WriteLayout replaces dir/LAYOUT durably: a temporary file, synced,
 // renamed over it, the directory synced.
-func writeLayout(fs vfs.FS, dir string, l *layout) error {
-	path := filepath.Join(dir, layoutFileName)
+func WriteLayout(fs vfs.FS, dir string, l *Layout) error {
+	path := filepath.Join(dir, LayoutFileName)
 	tmp := path + ".tmp"
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
@@ -201,7 +233,7 @@ func writeLayout(fs vfs.FS, dir string, l *layout) error {
 	if err != nil {
 		return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
 	}
-	_, err = f.Write(encodeLayout(l))
+	_, err = f.Write(EncodeLayout(l))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -210,7 +242,7 @@ func writeLayout(fs vfs.FS, dir string, l *layout) error {
 		err = fs.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(fs, dir)
+		err = SyncDir(fs, dir)
 	}
 	return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
 }

@@ -1,8 +1,9 @@
-package bookie
+package check
 
 import (
 	"flag"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/internal/storagetest"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -27,29 +31,29 @@ type checkFixture struct {
 
 const checkLedgerEntries = 60
 
-func (f *checkFixture) options() *Options {
-	return &Options{
+func (f *checkFixture) options() *bookie.Options {
+	return &bookie.Options{
 		LedgerDirs:    []string{f.dir},
 		FlushInterval: -1,
 		GCWaitTime:    -1,
 		LogSizeLimit:  8 << 10,
-		Index:         &entrylocation.Options{Engine: smallEngine()},
+		Index:         &entrylocation.Options{Engine: storagetest.SmallEngine()},
 	}
 }
 
 func newCheckFixture(t *testing.T) *checkFixture {
 	t.Helper()
 	f := &checkFixture{dir: filepath.Join(t.TempDir(), "ledgers")}
-	s, err := Open(f.options())
+	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
 	for l := int64(1); l <= 4; l++ {
 		for e := int64(0); e < checkLedgerEntries; e++ {
-			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+			require.NoError(t, s.AddEntry(l, e, storagetest.Payload(l, e, 0)))
 		}
 		require.NoError(t, s.Checkpoint())
 	}
 	for e := int64(0); e < 10; e++ {
-		require.NoError(t, s.AddEntry(1, e, payload(1, e, 1)))
+		require.NoError(t, s.AddEntry(1, e, storagetest.Payload(1, e, 1)))
 	}
 	require.NoError(t, s.Checkpoint())
 	_, err = s.DeleteLedger(4)
@@ -60,9 +64,9 @@ func newCheckFixture(t *testing.T) *checkFixture {
 	return f
 }
 
-func (f *checkFixture) check(t *testing.T) *CheckResult {
+func (f *checkFixture) check(t *testing.T) *Result {
 	t.Helper()
-	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine()})
+	res, err := Directory(Options{LedgerDir: f.dir, Engine: storagetest.SmallEngine()})
 	require.NoError(t, err)
 	for _, f := range res.Findings {
 		t.Log(f.String())
@@ -75,7 +79,7 @@ func (f *checkFixture) check(t *testing.T) *CheckResult {
 // storage.
 func (f *checkFixture) location(t *testing.T, ledgerID, entryID int64) int64 {
 	t.Helper()
-	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: storagetest.SmallEngine()})
 	require.NoError(t, err)
 	defer ix.Close()
 	loc, err := ix.GetLocation(ledgerID, entryID)
@@ -86,7 +90,7 @@ func (f *checkFixture) location(t *testing.T, ledgerID, entryID int64) int64 {
 
 func (f *checkFixture) addLocation(t *testing.T, ledgerID, entryID, location int64) {
 	t.Helper()
-	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: storagetest.SmallEngine()})
 	require.NoError(t, err)
 	require.NoError(t, ix.AddLocation(ledgerID, entryID, location))
 	require.NoError(t, ix.Close())
@@ -99,7 +103,7 @@ func (f *checkFixture) logPath(location int64) string {
 }
 
 // findings returns the result's findings of a kind.
-func findings(res *CheckResult, kind FindingKind) []Finding {
+func findings(res *Result, kind FindingKind) []Finding {
 	var out []Finding
 	for _, f := range res.Findings {
 		if f.Kind == kind {
@@ -120,30 +124,30 @@ func TestCheckClean(t *testing.T) {
 	require.Contains(t, res.Summary(), ": OK")
 
 	// The check wrote nothing: the storage opens and reads as before.
-	s, err := Open(f.options())
+	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
 	defer s.Close()
-	requireEntry(t, s, 1, 3, payload(1, 3, 1))
-	requireEntry(t, s, 2, checkLedgerEntries-1, payload(2, checkLedgerEntries-1, 0))
-	requireNoLedger(t, s, 4)
+	storagetest.RequireEntry(t, s, 1, 3, storagetest.Payload(1, 3, 1))
+	storagetest.RequireEntry(t, s, 2, checkLedgerEntries-1, storagetest.Payload(2, checkLedgerEntries-1, 0))
+	storagetest.RequireNoLedger(t, s, 4, bookie.ErrNoLedger)
 }
 
 // TestCheckRefusesARunningStorage: a check of a directory an open storage
 // holds fails at once, saying so.
 func TestCheckRefusesARunningStorage(t *testing.T) {
 	f := newCheckFixture(t)
-	s, err := Open(f.options())
+	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
-	_, err = CheckDirectory(CheckOptions{LedgerDir: f.dir})
+	_, err = Directory(Options{LedgerDir: f.dir})
 	require.ErrorContains(t, err, "is in use: stop the storage (bookie-index serve) first")
 	require.NoError(t, s.Close())
-	_, err = CheckDirectory(CheckOptions{LedgerDir: f.dir})
+	_, err = Directory(Options{LedgerDir: f.dir})
 	require.NoError(t, err)
 
-	_, err = CheckDirectory(CheckOptions{LedgerDir: filepath.Join(t.TempDir(), "none")})
+	_, err = Directory(Options{LedgerDir: filepath.Join(t.TempDir(), "none")})
 	require.ErrorContains(t, err, "no entry location index at")
-	_, err = CheckDirectory(CheckOptions{})
-	require.ErrorIs(t, err, ErrInvalidArgument)
+	_, err = Directory(Options{})
+	require.ErrorIs(t, err, entrylocation.ErrInvalidArgument)
 }
 
 func TestCheckFlippedByte(t *testing.T) {
@@ -152,7 +156,7 @@ func TestCheckFlippedByte(t *testing.T) {
 	path := f.logPath(loc)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	offset := entrylog.LocationOffset(loc) - recordSizeField
+	offset := entrylog.LocationOffset(loc) - entrylog.SizeFieldSize
 	data[offset+entrylog.RecordOverhead+3] ^= 0x01 // a byte of the payload
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 
@@ -181,8 +185,8 @@ func TestCheckFlippedByteInLastRecord(t *testing.T) {
 	path := f.logPath(loc)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	offset := entrylog.LocationOffset(loc) - recordSizeField
-	require.Equal(t, int64(len(data)), offset+entrylog.RecordOverhead+int64(len(payload(1, 9, 1))), "the last record of its log")
+	offset := entrylog.LocationOffset(loc) - entrylog.SizeFieldSize
+	require.Equal(t, int64(len(data)), offset+entrylog.RecordOverhead+int64(len(storagetest.Payload(1, 9, 1))), "the last record of its log")
 	data[len(data)-12] ^= 0x80
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 
@@ -199,7 +203,7 @@ func TestCheckTruncatedLog(t *testing.T) {
 	f := newCheckFixture(t)
 	loc := f.location(t, 3, 20)
 	path := f.logPath(loc)
-	offset := entrylog.LocationOffset(loc) - recordSizeField
+	offset := entrylog.LocationOffset(loc) - entrylog.SizeFieldSize
 	require.NoError(t, os.Truncate(path, offset+10)) // inside the record of (3, 20)
 
 	res := f.check(t)
@@ -307,17 +311,12 @@ func TestCheckBadHeader(t *testing.T) {
 func TestCheckMaxFindings(t *testing.T) {
 	f := newCheckFixture(t)
 	require.NoError(t, os.Remove(f.logPath(f.location(t, 3, 0))))
-	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine(), MaxFindings: 2})
+	res, err := Directory(Options{LedgerDir: f.dir, Engine: storagetest.SmallEngine(), MaxFindings: 2})
 	require.NoError(t, err)
 	require.Len(t, res.Findings, 2)
 	require.Greater(t, res.Count(FindingMissingRecord), int64(2))
 	require.Equal(t, res.Count(FindingMissingRecord)-2, res.Unlisted())
 	require.True(t, strings.Contains(res.Summary(), fmt.Sprintf("%d locations naming no record of their entry", res.Count(FindingMissingRecord))), res.Summary())
-}
-
-// smallEngine is a small engine on the OS file system.
-func smallEngine() *lsm.Options {
-	return &lsm.Options{WriteBufferSize: 64 << 10, TargetFileSizeBase: 64 << 10, BlockSize: 4 << 10, BlockCacheSize: 1 << 20}
 }
 
 var (
@@ -338,14 +337,14 @@ func TestCheckRandomFlips(t *testing.T) {
 		seed = time.Now().UnixNano()
 	}
 	t.Logf("seed %d (-check-flip-seed to repeat)", seed)
-	rng := newRand(seed)
+	rng := rand.New(rand.NewSource(seed))
 	f := newCheckFixture(t)
 	// And a last log that only a deleted ledger wrote: nothing names its
 	// records, so damage there is a torn tail.
-	s, err := Open(f.options())
+	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
 	for e := int64(0); e < 20; e++ {
-		require.NoError(t, s.AddEntry(5, e, payload(5, e, 0)))
+		require.NoError(t, s.AddEntry(5, e, storagetest.Payload(5, e, 0)))
 	}
 	require.NoError(t, s.Checkpoint())
 	_, err = s.DeleteLedger(5)
@@ -357,7 +356,7 @@ func TestCheckRandomFlips(t *testing.T) {
 	require.NoError(t, err)
 
 	// The model: every record of every log, and whether the index names it.
-	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: smallEngine()})
+	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: storagetest.SmallEngine()})
 	require.NoError(t, err)
 	type record struct {
 		start, end             int64
@@ -368,7 +367,7 @@ func TestCheckRandomFlips(t *testing.T) {
 	for _, id := range ids {
 		_, err := entrylog.Scan(vfs.Default, filepath.Join(logDir, entrylog.LogFileName(id)), func(r *entrylog.Record) error {
 			cur, err := ix.GetLocation(r.LedgerID, r.EntryID)
-			start := entrylog.LocationOffset(r.Location) - recordSizeField
+			start := entrylog.LocationOffset(r.Location) - entrylog.SizeFieldSize
 			records[id] = append(records[id], record{start, start + entrylog.RecordOverhead + int64(len(r.Payload)), r.LedgerID, r.EntryID, r.Location, cur == r.Location})
 			return err
 		})
@@ -453,7 +452,7 @@ func TestCheckIOErrors(t *testing.T) {
 		}
 		return nil
 	}))
-	res, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, FS: fs, Engine: smallEngine()})
+	res, err := Directory(Options{LedgerDir: f.dir, FS: fs, Engine: storagetest.SmallEngine()})
 	require.NoError(t, err)
 	require.Empty(t, res.Findings)
 	scanReads := reads.Load() // the scan's, and the locations' after it
@@ -461,7 +460,7 @@ func TestCheckIOErrors(t *testing.T) {
 	for _, n := range []int64{1, 2, scanReads} {
 		reads.Store(0)
 		failAt.Store(n)
-		_, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, FS: fs, Engine: smallEngine()})
+		_, err := Directory(Options{LedgerDir: f.dir, FS: fs, Engine: storagetest.SmallEngine()})
 		require.ErrorIs(t, err, vfs.ErrInjected, "read %d of %d", n, scanReads)
 		require.ErrorContains(t, err, path, "read %d of %d", n, scanReads)
 	}
@@ -473,7 +472,7 @@ func TestCheckBadLastID(t *testing.T) {
 	f := newCheckFixture(t)
 	path := filepath.Join(f.dir, "current", "lastId")
 	require.NoError(t, os.WriteFile(path, []byte("zz\n"), 0o644))
-	_, err := CheckDirectory(CheckOptions{LedgerDir: f.dir, Engine: smallEngine()})
+	_, err := Directory(Options{LedgerDir: f.dir, Engine: storagetest.SmallEngine()})
 	require.ErrorIs(t, err, entrylog.ErrCorruption)
 	require.ErrorContains(t, err, path)
 }
@@ -484,11 +483,11 @@ func TestCheckBadLastID(t *testing.T) {
 func TestCheckLedgersIndex(t *testing.T) {
 	f := newCheckFixture(t)
 	oldLife := f.location(t, 3, 1)
-	s, err := Open(f.options())
+	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
 	_, err = s.DeleteLedger(3)
 	require.NoError(t, err)
-	require.NoError(t, s.AddEntry(3, 0, payload(3, 0, 2)))
+	require.NoError(t, s.AddEntry(3, 0, storagetest.Payload(3, 0, 2)))
 	require.NoError(t, s.Checkpoint())
 	info, ok, err := s.LedgerInfo(3)
 	require.NoError(t, err)
@@ -510,10 +509,10 @@ func TestCheckLedgersIndex(t *testing.T) {
 
 	// Ledger 2's record gone from the ledgers index: its locations are
 	// unreachable, a warning each.
-	db, err := lsm.Open(filepath.Join(f.dir, "current", "ledgers"), smallEngine())
+	db, err := lsm.Open(filepath.Join(f.dir, "current", "ledgers"), storagetest.SmallEngine())
 	require.NoError(t, err)
 	var b lsm.Batch
-	b.Delete(ledgerKey(2))
+	b.Delete(ondisk.LedgerKey(2))
 	require.NoError(t, db.Apply(&b, lsm.Sync))
 	require.NoError(t, db.Close())
 	res = f.check(t)

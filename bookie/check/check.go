@@ -1,4 +1,4 @@
-package bookie
+package check
 
 import (
 	"encoding/hex"
@@ -11,32 +11,28 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// DefaultCheckMaxFindings bounds the location findings a CheckResult
-// lists.
-const DefaultCheckMaxFindings = 1000
-
-// recordSizeField is the size field of an entry-log record, before the
-// position its location names (package entrylog's format).
-const recordSizeField = 4
+// DefaultMaxFindings bounds the location findings a Result lists.
+const DefaultMaxFindings = 1000
 
 // checkProgressLocations is how many locations a check verifies between
 // two progress reports.
 const checkProgressLocations = 1 << 20
 
-// CheckOptions configure CheckDirectory.
-type CheckOptions struct {
+// Options configure Directory.
+type Options struct {
 	// LedgerDir and IndexDir are the directories as configured; the entry
 	// logs are in LedgerDir/current, the indexes in IndexDir/current.
 	// IndexDir defaults to LedgerDir.
 	LedgerDir, IndexDir string
-	// FS holds the entry logs and the indexes, as Options.FS does for the
-	// storage. Default vfs.Default (the operating system).
+	// FS holds the entry logs and the indexes, as bookie.Options.FS does
+	// for the storage. Default vfs.Default (the operating system).
 	FS vfs.FS
 	// Engine configures how the location index is read (its block
 	// cache); it is opened ReadOnly. Nil means lsm.DefaultOptions(). Its
@@ -44,19 +40,19 @@ type CheckOptions struct {
 	Engine *lsm.Options
 	// MaxFindings bounds the location findings the result lists (the
 	// entry logs' are at most one per log, all listed); the counts are
-	// complete. Default DefaultCheckMaxFindings.
+	// complete. Default DefaultMaxFindings.
 	MaxFindings int
 	// Progress, if set, is called after each entry log and every million
 	// locations.
-	Progress func(CheckProgress)
+	Progress func(Progress)
 	// Logger receives the engines' and entry logs' own lines (a torn WAL
 	// tail replayed read-only, say); the findings are in the result.
 	// Default: discarded.
 	Logger *slog.Logger
 }
 
-// CheckProgress reports a check's progress.
-type CheckProgress struct {
+// Progress reports a check's progress.
+type Progress struct {
 	// LogsDone of Logs entry logs are scanned, holding Records records.
 	LogsDone, Logs int
 	Records        int64
@@ -164,8 +160,8 @@ func (f *Finding) String() string {
 	}
 }
 
-// CheckResult describes a checked directory.
-type CheckResult struct {
+// Result describes a checked directory.
+type Result struct {
 	// LogDir holds the entry logs; LocationsPath is the location index.
 	LogDir, LocationsPath string
 	// Logs were scanned, holding Records intact records in LogBytes
@@ -186,7 +182,7 @@ type CheckResult struct {
 
 // Count returns the number of findings of a kind (all of them, listed or
 // not).
-func (r *CheckResult) Count(k FindingKind) int64 {
+func (r *Result) Count(k FindingKind) int64 {
 	if int(k) >= len(r.counts) {
 		return 0
 	}
@@ -194,7 +190,7 @@ func (r *CheckResult) Count(k FindingKind) int64 {
 }
 
 // Problems returns the number of findings that are problems.
-func (r *CheckResult) Problems() int64 {
+func (r *Result) Problems() int64 {
 	var n int64
 	for k := FindingKind(1); k < numFindingKinds; k++ {
 		if k.Problem() {
@@ -214,7 +210,7 @@ func plural(n int64, noun string) string {
 
 // Unlisted returns the number of findings counted but not listed in
 // Findings (beyond MaxFindings).
-func (r *CheckResult) Unlisted() int64 {
+func (r *Result) Unlisted() int64 {
 	var n int64
 	for _, c := range r.counts {
 		n += c
@@ -223,7 +219,7 @@ func (r *CheckResult) Unlisted() int64 {
 }
 
 // Summary prints the counts on one line.
-func (r *CheckResult) Summary() string {
+func (r *Result) Summary() string {
 	s := fmt.Sprintf("%s (%d bytes, %s), %s verified", plural(int64(r.Logs), "entry log"), r.LogBytes, plural(r.Records, "record"), plural(r.Locations, "location"))
 	for k := FindingKind(1); k < numFindingKinds; k++ {
 		switch n := r.counts[k]; n {
@@ -244,7 +240,7 @@ func (r *CheckResult) Summary() string {
 	}
 }
 
-// CheckDirectory checks a ledger directory offline: it scans every entry
+// Directory checks a ledger directory offline: it scans every entry
 // log to its end, reporting records that do not decode (file, offset),
 // and verifies every location of the entry location index: the record it
 // names must be its entry's (ledger and entry ids match) and intact
@@ -259,11 +255,11 @@ func (r *CheckResult) Summary() string {
 // error is for what kept the check from running to its end (a lock, an
 // index that cannot be opened or read, an I/O error); what it found is in
 // the result.
-func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
+func Directory(opts Options) (*Result, error) {
 	start := time.Now()
 	o := opts
 	if o.LedgerDir == "" {
-		return nil, errors.Wrap(ErrInvalidArgument, "bookie: check: no ledger directory")
+		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: check: no ledger directory")
 	}
 	if o.IndexDir == "" {
 		o.IndexDir = o.LedgerDir
@@ -272,7 +268,7 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 		o.FS = vfs.Default
 	}
 	if o.MaxFindings <= 0 {
-		o.MaxFindings = DefaultCheckMaxFindings
+		o.MaxFindings = DefaultMaxFindings
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -281,7 +277,7 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 	if o.Engine != nil {
 		engine = *o.Engine
 	}
-	if err := useFS(&engine, o.FS, "Engine.FS"); err != nil {
+	if err := ondisk.UseFS(&engine, o.FS, "Engine.FS"); err != nil {
 		return nil, err
 	}
 	if engine.Logger == nil {
@@ -292,7 +288,7 @@ func CheckDirectory(opts CheckOptions) (*CheckResult, error) {
 	current := filepath.Join(o.IndexDir, "current")
 	c := &checker{
 		opts: &o,
-		res: &CheckResult{
+		res: &Result{
 			LogDir:        filepath.Join(o.LedgerDir, "current"),
 			LocationsPath: filepath.Join(current, "locations"),
 		},
@@ -355,44 +351,28 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 
 // loadLedgers reads every record of the ledgers index at path, read-only
 // (the caller holds its lock); nil if there is none.
-func loadLedgers(fs vfs.FS, path string, logger *slog.Logger) (map[int64]LedgerInfo, error) {
+func loadLedgers(fs vfs.FS, path string, logger *slog.Logger) (map[int64]ondisk.LedgerInfo, error) {
 	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	opts := ledgersEngineOptions(nil, logger)
+	opts := ondisk.LedgersEngineOptions(nil, logger)
 	opts.FS, opts.ReadOnly = fs, true
 	db, err := lsm.Open(path, &opts)
 	if err != nil {
 		return nil, errors.Wrapf(err, "bookie: check: opening the ledgers index %s", path)
 	}
 	defer db.Close()
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return nil, errors.Wrapf(err, "bookie: check: reading the ledgers index %s", path)
-	}
-	ledgers := map[int64]LedgerInfo{}
-	for ok := it.First(); ok; ok = it.Next() {
-		id, err := decodeLedgerKey(it.Key())
-		var info LedgerInfo
-		if err == nil {
-			info, err = decodeLedgerRecord(it.Value())
-		}
-		if err != nil {
-			_ = it.Close()
-			return nil, errors.Wrapf(lsm.ErrCorruption, "bookie: check: ledgers index %s: key %x: %v", path, it.Key(), err)
-		}
-		ledgers[id] = info
-	}
-	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
-		return nil, errors.Wrapf(err, "bookie: check: reading the ledgers index %s", path)
+	ledgers := map[int64]ondisk.LedgerInfo{}
+	if err := ondisk.ScanLedgers(db, path, func(id int64, info ondisk.LedgerInfo) { ledgers[id] = info }); err != nil {
+		return nil, err
 	}
 	return ledgers, nil
 }
 
-// checker is one CheckDirectory.
+// checker is one Directory.
 type checker struct {
-	opts  *CheckOptions
-	res   *CheckResult
+	opts  *Options
+	res   *Result
 	start time.Time
 	// tails are the logs whose scan stopped before their end, or that
 	// could not be scanned, by log id.
@@ -402,7 +382,7 @@ type checker struct {
 	lastNamed map[int64]int64
 	// ledgers is what the ledgers index records of each ledger; nil
 	// without a ledgers index.
-	ledgers map[int64]LedgerInfo
+	ledgers map[int64]ondisk.LedgerInfo
 	// The findings, by where they were found.
 	logFindings, locationFindings []Finding
 }
@@ -433,7 +413,7 @@ func (c *checker) addLocation(f Finding) {
 
 func (c *checker) progress() {
 	if c.opts.Progress != nil {
-		c.opts.Progress(CheckProgress{LogsDone: c.res.Logs, Logs: c.res.Logs, Records: c.res.Records, Locations: c.res.Locations, Elapsed: time.Since(c.start)})
+		c.opts.Progress(Progress{LogsDone: c.res.Logs, Logs: c.res.Logs, Records: c.res.Records, Locations: c.res.Locations, Elapsed: time.Since(c.start)})
 	}
 }
 
@@ -458,7 +438,7 @@ func (c *checker) scanLogs() error {
 			c.tails = append(c.tails, logTail{logID: id, offset: scan.ValidEnd, unscanned: scan.Size - scan.ValidEnd, path: path, err: scan.Tail})
 		}
 		if c.opts.Progress != nil {
-			c.opts.Progress(CheckProgress{LogsDone: i + 1, Logs: len(ids), Records: c.res.Records, Elapsed: time.Since(c.start)})
+			c.opts.Progress(Progress{LogsDone: i + 1, Logs: len(ids), Records: c.res.Records, Elapsed: time.Since(c.start)})
 		}
 	}
 	c.res.Logs = len(ids)
@@ -511,7 +491,7 @@ func (c *checker) verifyLocation(logs *entrylog.Logger, key, value []byte) error
 	case err != nil:
 	case ledgerID < 0 || entryID < 0:
 		err = errors.Newf("negative id: entry %d of ledger %d (ids are 0 to 2^63-1)", entryID, ledgerID)
-	case location <= 0 || entrylog.LocationOffset(location) < entrylog.HeaderSize+recordSizeField:
+	case location <= 0 || entrylog.LocationOffset(location) < entrylog.HeaderSize+entrylog.SizeFieldSize:
 		err = errors.Newf("location %d %s of entry %d of ledger %d is no record's", location, entrylog.FormatLocation(location), entryID, ledgerID)
 	}
 	if err != nil {
@@ -529,7 +509,7 @@ func (c *checker) verifyLocation(logs *entrylog.Logger, key, value []byte) error
 				Err: errors.Newf("the ledger's current life starts at %s", entrylog.FormatLocation(info.Floor))})
 		}
 	}
-	logID, offset := entrylog.LocationLogID(location), entrylog.LocationOffset(location)-recordSizeField
+	logID, offset := entrylog.LocationLogID(location), entrylog.LocationOffset(location)-entrylog.SizeFieldSize
 	if last, ok := c.lastNamed[logID]; !ok || offset > last {
 		c.lastNamed[logID] = offset
 	}

@@ -1,4 +1,4 @@
-package bookie
+package ondisk
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ import (
 // TestLedgerRecordFormat pins the ledgers-index record with golden files:
 // each case encodes a LedgerInfo and prints its key and value as annotated
 // hex dumps, decoded here as docs/format.md gives them, then what
-// decodeLedgerRecord reads back. Rewrite with -update and review the diff.
+// DecodeLedgerInfo reads back. Rewrite with -update and review the diff.
 //
 //	record ledger=N [exists] [fenced] [purge-pending] [floor=N] [master-key=B] [lac=B]
 func TestLedgerRecordFormat(t *testing.T) {
@@ -32,8 +32,8 @@ func TestLedgerRecordFormat(t *testing.T) {
 			info.ExplicitLAC, err = golden.ParseBytes(c.String(t, "lac", ""))
 			require.NoError(t, err)
 		}
-		key := ledgerKey(c.Int(t, "ledger", 0))
-		value := encodeLedgerRecord(&info)
+		key := LedgerKey(c.Int(t, "ledger", 0))
+		value := EncodeLedgerInfo(&info)
 		var out strings.Builder
 		out.WriteString("key:\n")
 		kd := golden.NewDump(key)
@@ -41,7 +41,7 @@ func TestLedgerRecordFormat(t *testing.T) {
 		out.WriteString(kd.String())
 		out.WriteString("\nvalue:\n")
 		out.WriteString(dumpLedgerRecord(value))
-		got, err := decodeLedgerRecord(value)
+		got, err := DecodeLedgerInfo(value)
 		if err != nil {
 			fmt.Fprintf(&out, "\ndecode: %v", err)
 		} else {

@@ -1,16 +1,17 @@
-package bookie
+package check
 
 import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// LedgersIndexCheck is what CheckLedgersIndex found.
-type LedgersIndexCheck struct {
+// LedgersIndexResult is what LedgersIndex found.
+type LedgersIndexResult struct {
 	// Path is the ledgers index checked.
 	Path string
 	// Records were read; Existing of them are ledgers that exist, Fenced
@@ -22,18 +23,18 @@ type LedgersIndexCheck struct {
 	Problems []string
 }
 
-// CheckLedgersIndex reads every record of a directory's ledgers index
+// LedgersIndex reads every record of a directory's ledgers index
 // (<indexDir>/current/ledgers), read-only, decoding each, and checks its
 // engine files (upstream's check-db-ledgers-index). fs nil means
 // vfs.Default. It fails only when the index cannot be opened or read; the
 // problems of a readable index are in the result.
-func CheckLedgersIndex(fs vfs.FS, indexDir string) (*LedgersIndexCheck, error) {
+func LedgersIndex(fs vfs.FS, indexDir string) (*LedgersIndexResult, error) {
 	if fs == nil {
 		fs = vfs.Default
 	}
-	res := &LedgersIndexCheck{Path: filepath.Join(indexDir, "current", "ledgers")}
+	res := &LedgersIndexResult{Path: filepath.Join(indexDir, "current", "ledgers")}
 	if !lsm.Exists(fs, res.Path) {
-		return nil, errors.Wrapf(ErrLedgersIndexMissing, "bookie: the ledgers index %s is missing", res.Path)
+		return nil, errors.Wrapf(ondisk.ErrLedgersIndexMissing, "bookie: the ledgers index %s is missing", res.Path)
 	}
 	db, err := lsm.Open(res.Path, &lsm.Options{FS: fs, ReadOnly: true, BlockCacheSize: 8 << 20})
 	if err != nil {
@@ -49,12 +50,12 @@ func CheckLedgersIndex(fs vfs.FS, indexDir string) (*LedgersIndexCheck, error) {
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		res.Records++
-		id, err := decodeLedgerKey(it.Key())
+		id, err := ondisk.DecodeLedgerKey(it.Key())
 		if err != nil {
 			res.Problems = append(res.Problems, fmt.Sprintf("key %x: %v", it.Key(), err))
 			continue
 		}
-		info, err := decodeLedgerRecord(it.Value())
+		info, err := ondisk.DecodeLedgerInfo(it.Value())
 		if err != nil {
 			res.Problems = append(res.Problems, fmt.Sprintf("ledger %d (key %x): %v", id, it.Key(), err))
 			continue

@@ -1,8 +1,7 @@
-package bookie
+package migrate
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -13,42 +12,24 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
+	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/lsm/rocksdb"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// Names of a migration's files in <indexDir>/current (docs/migration.md).
-const (
-	// MigrateTempDir holds the tables being written, until they are
-	// ingested.
-	MigrateTempDir = "migrate.tmp"
-	// MigrateNewSuffix names the indexes being built, beside the RocksDB
-	// databases: locations.migrating, ledgers.migrating. Every rename of
-	// the switch stays within one directory, so one directory sync makes
-	// it atomic.
-	MigrateNewSuffix = ".migrating"
-	// MigrateMarker is the marker file: once it holds its text, the
-	// indexes being built are complete and verified and the switch may
-	// run.
-	MigrateMarker = "migrate.READY"
-	// RocksDBBackupSuffix names where the RocksDB databases are kept:
-	// locations.rocksdb-backup, ledgers.rocksdb-backup.
-	RocksDBBackupSuffix = ".rocksdb-backup"
-
-	migrateReadyContent = "bookie-index migrate: the indexes in this directory are complete and verified\n"
-	// DefaultMigrateSamples is how many locations the verification looks
-	// up in both databases.
-	DefaultMigrateSamples = 1000
-)
+// DefaultSamples is how many locations the verification looks up in both
+// databases.
+const DefaultSamples = 1000
 
 // ErrLimboLedgers is the errors.Is target of a migration refused because
-// the ledgers database holds ledgers in limbo (MigrateOptions.ClearLimbo).
+// the ledgers database holds ledgers in limbo (Options.ClearLimbo).
 var ErrLimboLedgers = errors.New("ledgers in limbo")
 
-// MigrateOptions configure MigrateFromRocksDB.
-type MigrateOptions struct {
+// Options configure FromRocksDB.
+type Options struct {
 	// IndexDir is the index directory as configured: the databases are
 	// IndexDir/current/locations and IndexDir/current/ledgers.
 	IndexDir string
@@ -66,18 +47,18 @@ type MigrateOptions struct {
 	ClearLimbo bool
 	// Samples is how many locations (chosen at random, seeded) are looked
 	// up in both databases before the switch. Default
-	// DefaultMigrateSamples; negative: none.
+	// DefaultSamples; negative: none.
 	Samples int
 	// Progress, if set, is called at each phase and every 64 Ki
 	// locations.
-	Progress func(MigrateProgress)
+	Progress func(Progress)
 	// Logger receives warnings (skipped keys, torn WAL tails) and the
 	// engines' lines where their options have none. Default: discarded.
 	Logger *slog.Logger
 }
 
-// MigrateProgress reports a migration's progress.
-type MigrateProgress struct {
+// Progress reports a migration's progress.
+type Progress struct {
 	// Phase is "ledgers", "locations", "verify" or "switch".
 	Phase string
 	// Ledgers records were read; Locations read and Kept of them kept.
@@ -86,8 +67,8 @@ type MigrateProgress struct {
 	Elapsed         time.Duration
 }
 
-// MigrateResult describes a migration.
-type MigrateResult struct {
+// Result describes a migration.
+type Result struct {
 	// NothingToDo says the directory needed no migration (Reason says
 	// why); nothing was changed.
 	NothingToDo bool
@@ -120,82 +101,16 @@ type MigrateResult struct {
 	Duration time.Duration
 }
 
-// dirKind classifies a database directory.
-type dirKind int
-
-const (
-	dirMissing dirKind = iota
-	dirRocksDB
-	dirOurs
-)
-
-// IsRocksDBDir reports whether dir holds a RocksDB database: RocksDB
-// writes an IDENTITY file and OPTIONS-NNNNNN files, this engine neither
-// (both write CURRENT, MANIFEST-NNNNNN and NNNNNN.sst, so those tell
-// nothing). A missing directory is not one.
-func IsRocksDBDir(fs vfs.FS, dir string) (bool, error) {
-	k, err := kindOf(fs, dir)
-	return k == dirRocksDB, err
-}
-
-func kindOf(fs vfs.FS, dir string) (dirKind, error) {
-	names, err := fs.List(dir)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return dirMissing, nil
-		}
-		return 0, errors.Wrapf(err, "bookie: migrate: reading %s", dir)
-	}
-	for _, n := range names {
-		if n == "IDENTITY" || strings.HasPrefix(n, "OPTIONS-") {
-			return dirRocksDB, nil
-		}
-	}
-	return dirOurs, nil
-}
-
-// MigrationPending reports whether indexDir/current holds the verified
-// indexes of a migration that has not finished its switch (a crash
-// during it): the directory must not be served until `migrate` is run
-// again.
-func MigrationPending(fs vfs.FS, indexDir string) (bool, error) {
-	if fs == nil {
-		fs = vfs.Default
-	}
-	return readyMarker(fs, filepath.Join(indexDir, "current"))
-}
-
-func readyMarker(fs vfs.FS, current string) (bool, error) {
-	p := filepath.Join(current, MigrateMarker)
-	f, err := fs.Open(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
-		}
-		return false, errors.Wrapf(err, "bookie: migrate: reading %s", p)
-	}
-	defer f.Close()
-	buf := make([]byte, len(migrateReadyContent)+1)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && n == 0 && !errors.Is(err, os.ErrClosed) {
-		// io.EOF on an empty file: not ready.
-		return false, nil
-	}
-	// A marker whose bytes were lost in a crash is no marker: the build
-	// it would vouch for is redone.
-	return string(buf[:n]) == migrateReadyContent, nil
-}
-
-// migration is one MigrateFromRocksDB run.
+// migration is one FromRocksDB run.
 type migration struct {
-	o                  MigrateOptions
+	o                  Options
 	engine, ledgersOpt lsm.Options
 	current, tmp       string
-	res                *MigrateResult
+	res                *Result
 	start              time.Time
 }
 
-// MigrateFromRocksDB converts a stopped BookKeeper bookie's indexes in
+// FromRocksDB converts a stopped BookKeeper bookie's indexes in
 // IndexDir/current — the RocksDB databases locations (16-byte big-endian
 // (ledgerId, entryId) keys to 8-byte big-endian locations, the same
 // encoding as this storage's) and ledgers (8-byte ledger ids to
@@ -205,15 +120,15 @@ type migration struct {
 // The steps (docs/migration.md), each durable before the next:
 //
 //  1. build: without a marker, remove what an earlier run left (the
-//     X.migrating indexes, MigrateTempDir); write the new indexes as
-//     locations.migrating and ledgers.migrating (tables written with
-//     lsm.CreateTable in MigrateTempDir, ingested); locations of ledgers
+//     X.migrating indexes, ondisk.MigrateTempDir); write the new indexes
+//     as locations.migrating and ledgers.migrating (tables written with
+//     lsm.CreateTable in ondisk.MigrateTempDir, ingested); locations of ledgers
 //     the ledgers database does not hold are dropped.
 //  2. verify: the locations per ledger counted in the new index equal
 //     those converted; Samples locations read the same through the
 //     RocksDB reader; every ledger record decodes to what was converted.
-//  3. mark: remove MigrateTempDir, write and sync MigrateMarker, sync
-//     the directory.
+//  3. mark: remove ondisk.MigrateTempDir, write and sync
+//     ondisk.MigrateMarker, sync the directory.
 //  4. switch, for ledgers then locations: rename X to X.rocksdb-backup,
 //     sync; rename X.migrating to X, sync.
 //  5. remove the marker, sync.
@@ -223,16 +138,16 @@ type migration struct {
 // and a rerun finishes the switch without reading RocksDB again. A
 // directory already converted, or with no indexes, is NothingToDo. A
 // directory an open storage holds (lsm.LockDir fails) is refused.
-func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
+func FromRocksDB(opts Options) (*Result, error) {
 	m := &migration{o: opts, start: time.Now()}
 	if m.o.IndexDir == "" {
-		return nil, errors.Wrap(ErrInvalidArgument, "bookie: migrate: no index directory")
+		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: migrate: no index directory")
 	}
 	if m.o.FS == nil {
 		m.o.FS = vfs.Default
 	}
 	if m.o.Samples == 0 {
-		m.o.Samples = DefaultMigrateSamples
+		m.o.Samples = DefaultSamples
 	}
 	if m.o.Logger == nil {
 		m.o.Logger = slog.New(slog.DiscardHandler)
@@ -240,25 +155,25 @@ func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
 	if m.o.Engine != nil {
 		m.engine = *m.o.Engine
 	}
-	if err := useFS(&m.engine, m.o.FS, "Engine.FS"); err != nil {
+	if err := ondisk.UseFS(&m.engine, m.o.FS, "Engine.FS"); err != nil {
 		return nil, err
 	}
 	m.engine.EnsureDefaults()
 	if m.engine.Logger == nil {
 		m.engine.Logger = m.o.Logger
 	}
-	m.ledgersOpt = ledgersEngineOptions(m.o.LedgersEngine, m.o.Logger)
-	if err := useFS(&m.ledgersOpt, m.o.FS, "LedgersEngine.FS"); err != nil {
+	m.ledgersOpt = ondisk.LedgersEngineOptions(m.o.LedgersEngine, m.o.Logger)
+	if err := ondisk.UseFS(&m.ledgersOpt, m.o.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err
 	}
 	m.ledgersOpt.EnsureDefaults()
 
 	fs := m.o.FS
 	m.current = filepath.Join(m.o.IndexDir, "current")
-	m.tmp = filepath.Join(m.current, MigrateTempDir)
+	m.tmp = filepath.Join(m.current, ondisk.MigrateTempDir)
 	locPath, ledPath := filepath.Join(m.current, "locations"), filepath.Join(m.current, "ledgers")
-	m.res = &MigrateResult{LocationsPath: locPath, LedgersPath: ledPath,
-		LocationsBackupPath: locPath + RocksDBBackupSuffix, LedgersBackupPath: ledPath + RocksDBBackupSuffix}
+	m.res = &Result{LocationsPath: locPath, LedgersPath: ledPath,
+		LocationsBackupPath: locPath + ondisk.RocksDBBackupSuffix, LedgersBackupPath: ledPath + ondisk.RocksDBBackupSuffix}
 
 	locks, err := m.lockIndexes(locPath, ledPath)
 	if err != nil {
@@ -272,7 +187,7 @@ func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
 	}
 	defer unlock()
 
-	ready, err := readyMarker(fs, m.current)
+	ready, err := ondisk.ReadyMarker(fs, m.current)
 	if err != nil {
 		return nil, err
 	}
@@ -285,19 +200,19 @@ func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
 	if err := m.removeUnfinished(); err != nil {
 		return nil, err
 	}
-	locKind, err := kindOf(fs, locPath)
+	locKind, err := ondisk.KindOf(fs, locPath)
 	if err != nil {
 		return nil, err
 	}
-	ledKind, err := kindOf(fs, ledPath)
+	ledKind, err := ondisk.KindOf(fs, ledPath)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case locKind != dirRocksDB && ledKind != dirRocksDB:
+	case locKind != ondisk.DirRocksDB && ledKind != ondisk.DirRocksDB:
 		m.res.NothingToDo = true
 		m.res.Reason = "no RocksDB index here"
-		if locKind == dirOurs || ledKind == dirOurs {
+		if locKind == ondisk.DirOurs || ledKind == ondisk.DirOurs {
 			m.res.Reason = "already converted"
 			if _, err := fs.Stat(m.res.LocationsBackupPath); err == nil {
 				m.res.Reason += "; the RocksDB databases are at " + m.res.LocationsBackupPath + " and " + m.res.LedgersBackupPath
@@ -305,9 +220,9 @@ func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
 		}
 		m.res.Duration = time.Since(m.start)
 		return m.res, nil
-	case locKind != dirRocksDB || ledKind != dirRocksDB:
+	case locKind != ondisk.DirRocksDB || ledKind != ondisk.DirRocksDB:
 		return nil, errors.Newf("bookie: migrate: %s is %s but %s is %s: a BookKeeper directory has both RocksDB databases",
-			locPath, kindName(locKind), ledPath, kindName(ledKind))
+			locPath, locKind, ledPath, ledKind)
 	}
 	for _, p := range []string{m.res.LocationsBackupPath, m.res.LedgersBackupPath} {
 		if _, err := fs.Stat(p); err == nil {
@@ -321,16 +236,6 @@ func MigrateFromRocksDB(opts MigrateOptions) (*MigrateResult, error) {
 	}
 	unlock()
 	return m.res, m.finish()
-}
-
-func kindName(k dirKind) string {
-	switch k {
-	case dirRocksDB:
-		return "a RocksDB database"
-	case dirOurs:
-		return "a bookie-index index"
-	}
-	return "missing"
 }
 
 // lockIndexes takes lsm.LockDir on each existing database directory, so
@@ -359,7 +264,7 @@ func (m *migration) lockIndexes(paths ...string) ([]interface{ Close() error }, 
 
 func (m *migration) progress(phase string, ledgers int, locs, kept int64) {
 	if m.o.Progress != nil {
-		m.o.Progress(MigrateProgress{Phase: phase, Ledgers: ledgers, Locations: locs, Kept: kept, Elapsed: time.Since(m.start)})
+		m.o.Progress(Progress{Phase: phase, Ledgers: ledgers, Locations: locs, Kept: kept, Elapsed: time.Since(m.start)})
 	}
 }
 
@@ -374,7 +279,7 @@ type sample struct {
 func (m *migration) removeUnfinished() error {
 	fs := m.o.FS
 	removed := false
-	for _, name := range []string{MigrateTempDir, "locations" + MigrateNewSuffix, "ledgers" + MigrateNewSuffix, MigrateMarker} {
+	for _, name := range []string{ondisk.MigrateTempDir, "locations" + ondisk.MigrateNewSuffix, "ledgers" + ondisk.MigrateNewSuffix, ondisk.MigrateMarker} {
 		p := filepath.Join(m.current, name)
 		if _, err := fs.Stat(p); err != nil {
 			continue
@@ -386,7 +291,7 @@ func (m *migration) removeUnfinished() error {
 		removed = true
 	}
 	if removed {
-		return errors.Wrap(syncDir(fs, m.current), "bookie: migrate")
+		return errors.Wrap(ondisk.SyncDir(fs, m.current), "bookie: migrate")
 	}
 	return nil
 }
@@ -398,7 +303,7 @@ func (m *migration) build(locPath, ledPath string) error {
 	if err := fs.MkdirAll(m.tmp, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
-	if err := syncDir(fs, m.current); err != nil {
+	if err := ondisk.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
 
@@ -420,12 +325,12 @@ func (m *migration) build(locPath, ledPath string) error {
 	if err != nil {
 		return err
 	}
-	newLoc := filepath.Join(m.current, "locations"+MigrateNewSuffix)
+	newLoc := filepath.Join(m.current, "locations"+ondisk.MigrateNewSuffix)
 	if err := ingestInto(newLoc, &m.engine, tables); err != nil {
 		return err
 	}
 	m.res.Tables = len(tables)
-	newLed := filepath.Join(m.current, "ledgers"+MigrateNewSuffix)
+	newLed := filepath.Join(m.current, "ledgers"+ondisk.MigrateNewSuffix)
 	if err := m.writeLedgers(newLed, ledgers); err != nil {
 		return err
 	}
@@ -444,21 +349,21 @@ func (m *migration) build(locPath, ledPath string) error {
 	if err := fs.RemoveAll(m.tmp); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
-	if err := syncDir(fs, m.current); err != nil {
+	if err := ondisk.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
-	p := filepath.Join(m.current, MigrateMarker)
+	p := filepath.Join(m.current, ondisk.MigrateMarker)
 	f, err := fs.Create(p)
 	if err != nil {
 		return errors.Wrap(err, "bookie: migrate: writing the marker")
 	}
-	_, err = f.Write([]byte(migrateReadyContent))
+	_, err = f.Write([]byte(ondisk.MigrateReadyContent))
 	if err == nil {
 		err = f.Sync()
 	}
 	err = errors.CombineErrors(err, f.Close())
 	if err == nil {
-		err = syncDir(fs, m.current)
+		err = ondisk.SyncDir(fs, m.current)
 	}
 	return errors.Wrapf(err, "bookie: migrate: writing the marker %s", p)
 }
@@ -474,22 +379,20 @@ func (m *migration) noteTorn(p rocksdb.Props) {
 // readLedgers reads and converts the RocksDB ledgers database: the ledgers
 // that exist (exists=false ones are dropped: their locations go with
 // them). Ledgers in limbo are refused unless ClearLimbo.
-func (m *migration) readLedgers(path string) (map[int64]LedgerInfo, error) {
+func (m *migration) readLedgers(path string) (map[int64]ondisk.LedgerInfo, error) {
 	db, err := rocksdb.Open(m.o.FS, path)
 	if err != nil {
 		return nil, errors.Wrapf(err, "bookie: migrate: opening the RocksDB database %s", path)
 	}
 	defer db.Close()
 	m.noteTorn(db.Props())
-	ledgers := map[int64]LedgerInfo{}
+	ledgers := map[int64]ondisk.LedgerInfo{}
 	var limbo []int64
 	err = db.Scan(func(k, v []byte) error {
-		if len(k) != ledgerKeySize {
-			return errors.Newf("bookie: migrate: %s: key %x of %d bytes, want %d", path, k, len(k), ledgerKeySize)
-		}
-		id := int64(binary.BigEndian.Uint64(k))
-		if id < 0 {
-			return errors.Newf("bookie: migrate: %s: negative ledger id %d (key %x)", path, id, k)
+		// Upstream's ledger keys are this index's (the same encoding).
+		id, err := ondisk.DecodeLedgerKey(k)
+		if err != nil {
+			return errors.Wrapf(err, "bookie: migrate: %s: key %x", path, k)
 		}
 		d, err := decodeUpstreamLedgerData(v)
 		if err != nil {
@@ -502,7 +405,7 @@ func (m *migration) readLedgers(path string) (map[int64]LedgerInfo, error) {
 		if d.limbo {
 			limbo = append(limbo, id)
 		}
-		info := LedgerInfo{Exists: true, Fenced: d.fenced}
+		info := ondisk.LedgerInfo{Exists: true, Fenced: d.fenced}
 		if len(d.masterKey) > 0 {
 			info.MasterKey = slices.Clone(d.masterKey)
 		}
@@ -547,13 +450,13 @@ const maxSkippedKeys = 20
 // convertLocations writes the visible locations of the ledgers that exist
 // into tables in m.tmp, in key order, and returns the locations per
 // ledger, the verification's samples and the tables.
-func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerInfo) (map[int64]int64, []sample, []string, error) {
+func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]ondisk.LedgerInfo) (map[int64]int64, []sample, []string, error) {
 	counts := map[int64]int64{}
 	purged := map[int64]bool{}
 	rng := rand.New(rand.NewPCG(17, 3))
 	var samples []sample
 	var seen int64
-	sink := newTableSink(m.o.FS, m.tmp, m.engine.TableOptions(), m.engine.TargetFileSizeBase)
+	set := lsm.NewTableSet(m.o.FS, m.tmp, m.engine.TableOptions(), m.engine.TargetFileSizeBase)
 	var read int64
 	skip := func(k []byte, why string) {
 		m.res.Skipped++
@@ -569,14 +472,15 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 		if read%(64<<10) == 0 {
 			m.progress("locations", len(ledgers), read, m.res.Entries)
 		}
-		if len(k) != 16 || len(v) != 8 {
+		// Upstream's keys and values are this index's (the same encoding).
+		ledgerID, entryID, kerr := entrylocation.DecodeKey(k)
+		loc, verr := entrylocation.DecodeLocation(v)
+		if kerr != nil || verr != nil {
 			_ = it.Close()
-			sink.set.Abort()
+			set.Abort()
 			return nil, nil, nil, errors.Newf("bookie: migrate: %s: key %x (%d bytes) with value %x (%d bytes): want 16 and 8 bytes",
 				m.res.LocationsPath, k, len(k), v, len(v))
 		}
-		ledgerID, entryID := int64(binary.BigEndian.Uint64(k)), int64(binary.BigEndian.Uint64(k[8:]))
-		loc := int64(binary.BigEndian.Uint64(v))
 		switch {
 		case ledgerID < 0 || entryID < 0:
 			skip(k, "negative ledger or entry id (this index holds none)")
@@ -597,9 +501,9 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 			s.kept = true
 			counts[ledgerID]++
 			m.res.Entries++
-			if err := sink.add(&locationEntry{ledgerID, entryID, loc}); err != nil {
+			if err := set.Set(k, v); err != nil {
 				_ = it.Close()
-				sink.set.Abort()
+				set.Abort()
 				return nil, nil, nil, errors.Wrap(err, "bookie: migrate")
 			}
 		}
@@ -613,10 +517,10 @@ func (m *migration) convertLocations(src *rocksdb.DB, ledgers map[int64]LedgerIn
 	}
 	err := errors.CombineErrors(it.Err(), it.Close())
 	if err != nil {
-		sink.set.Abort()
+		set.Abort()
 		return nil, nil, nil, errors.Wrapf(err, "bookie: migrate: reading %s", m.res.LocationsPath)
 	}
-	tables, err := sink.set.Finish()
+	tables, err := set.Finish()
 	if err != nil {
 		return nil, nil, nil, errors.Wrap(err, "bookie: migrate")
 	}
@@ -642,7 +546,7 @@ func ingestInto(path string, opts *lsm.Options, tables []string) error {
 
 // writeLedgers writes the ledger records as one table and ingests it into
 // a new ledgers index at path.
-func (m *migration) writeLedgers(path string, ledgers map[int64]LedgerInfo) error {
+func (m *migration) writeLedgers(path string, ledgers map[int64]ondisk.LedgerInfo) error {
 	var tables []string
 	if len(ledgers) > 0 {
 		ids := sortedIDs(ledgers)
@@ -653,7 +557,7 @@ func (m *migration) writeLedgers(path string, ledgers map[int64]LedgerInfo) erro
 		}
 		for _, id := range ids {
 			info := ledgers[id]
-			if err := w.Set(ledgerKey(id), encodeLedgerRecord(&info)); err != nil {
+			if err := w.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(&info)); err != nil {
 				_, _ = w.Close()
 				return errors.Wrap(err, "bookie: migrate: writing the ledgers table")
 			}
@@ -666,7 +570,7 @@ func (m *migration) writeLedgers(path string, ledgers map[int64]LedgerInfo) erro
 	return ingestInto(path, &m.ledgersOpt, tables)
 }
 
-func sortedIDs(ledgers map[int64]LedgerInfo) []int64 {
+func sortedIDs(ledgers map[int64]ondisk.LedgerInfo) []int64 {
 	ids := make([]int64, 0, len(ledgers))
 	for id := range ledgers {
 		ids = append(ids, id)
@@ -691,11 +595,12 @@ func (m *migration) verifyLocations(path string, src *rocksdb.DB, counts map[int
 	}
 	got := map[int64]int64{}
 	for ok := it.First(); ok; ok = it.Next() {
-		if len(it.Key()) != 16 {
+		ledgerID, _, err := entrylocation.DecodeKey(it.Key())
+		if err != nil {
 			_ = it.Close()
 			return errors.Newf("bookie: migrate: verify: %s holds key %x", path, it.Key())
 		}
-		got[int64(binary.BigEndian.Uint64(it.Key()))]++
+		got[ledgerID]++
 	}
 	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
 		return errors.Wrapf(err, "bookie: migrate: verify: reading %s", path)
@@ -740,7 +645,7 @@ func sortedCountIDs(a, b map[int64]int64) []int64 {
 }
 
 // verifyLedgers reads every record of the new ledgers index back.
-func (m *migration) verifyLedgers(path string, ledgers map[int64]LedgerInfo) error {
+func (m *migration) verifyLedgers(path string, ledgers map[int64]ondisk.LedgerInfo) error {
 	o := m.ledgersOpt
 	o.ReadOnly = true
 	db, err := lsm.Open(path, &o)
@@ -754,10 +659,8 @@ func (m *migration) verifyLedgers(path string, ledgers map[int64]LedgerInfo) err
 	}
 	n := 0
 	for ok := it.First(); ok; ok = it.Next() {
-		id, err := decodeLedgerKey(it.Key())
+		id, info, err := ondisk.DecodeLedgerRecord(it.Key(), it.Value())
 		if err == nil {
-			var info LedgerInfo
-			info, err = decodeLedgerRecord(it.Value())
 			want, ok := ledgers[id]
 			if err == nil && (!ok || !equalLedgerInfo(&info, &want)) {
 				err = errors.Newf("ledger %d reads back as %+v, want %+v", id, info, want)
@@ -778,7 +681,7 @@ func (m *migration) verifyLedgers(path string, ledgers map[int64]LedgerInfo) err
 	return nil
 }
 
-func equalLedgerInfo(a, b *LedgerInfo) bool {
+func equalLedgerInfo(a, b *ondisk.LedgerInfo) bool {
 	return a.Exists == b.Exists && a.Fenced == b.Fenced && a.PurgePending == b.PurgePending && a.Floor == b.Floor &&
 		bytes.Equal(a.MasterKey, b.MasterKey) && bytes.Equal(a.ExplicitLAC, b.ExplicitLAC) &&
 		(a.ExplicitLAC == nil) == (b.ExplicitLAC == nil)
@@ -791,45 +694,45 @@ func (m *migration) finish() error {
 	m.progress("switch", m.res.Ledgers, m.res.Entries, m.res.Entries)
 	for _, name := range []string{"ledgers", "locations"} {
 		cur := filepath.Join(m.current, name)
-		bak := cur + RocksDBBackupSuffix
-		built := cur + MigrateNewSuffix
+		bak := cur + ondisk.RocksDBBackupSuffix
+		built := cur + ondisk.MigrateNewSuffix
 		if _, err := fs.Stat(built); err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue // switched before the crash
 			}
 			return errors.Wrap(err, "bookie: migrate: switch")
 		}
-		k, err := kindOf(fs, cur)
+		k, err := ondisk.KindOf(fs, cur)
 		if err != nil {
 			return err
 		}
 		switch k {
-		case dirRocksDB:
+		case ondisk.DirRocksDB:
 			if _, err := fs.Stat(bak); err == nil {
 				return errors.Newf("bookie: migrate: switch: both %s and %s exist; move the older backup away and run again", cur, bak)
 			}
 			if err := fs.Rename(cur, bak); err != nil {
 				return errors.Wrap(err, "bookie: migrate: switch")
 			}
-			if err := syncDir(fs, m.current); err != nil {
+			if err := ondisk.SyncDir(fs, m.current); err != nil {
 				return errors.Wrap(err, "bookie: migrate: switch")
 			}
-		case dirOurs:
+		case ondisk.DirOurs:
 			return errors.Newf("bookie: migrate: switch: %s is a bookie-index index, yet the migrated one is still at %s: was the storage started during the migration? Move one of them away and run again", cur, built)
 		}
 		if err := fs.Rename(built, cur); err != nil {
 			return errors.Wrap(err, "bookie: migrate: switch")
 		}
-		if err := syncDir(fs, m.current); err != nil {
+		if err := ondisk.SyncDir(fs, m.current); err != nil {
 			return errors.Wrap(err, "bookie: migrate: switch")
 		}
 		m.o.Logger.Info("switched to the migrated index", "index", cur, "rocksdb", bak)
 	}
-	marker := filepath.Join(m.current, MigrateMarker)
+	marker := filepath.Join(m.current, ondisk.MigrateMarker)
 	if err := fs.Remove(marker); err != nil {
 		return errors.Wrapf(err, "bookie: migrate: removing %s", marker)
 	}
-	if err := syncDir(fs, m.current); err != nil {
+	if err := ondisk.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
 	m.res.Duration = time.Since(m.start)

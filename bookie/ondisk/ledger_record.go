@@ -1,4 +1,4 @@
-package bookie
+package ondisk
 
 import (
 	"encoding/binary"
@@ -13,7 +13,7 @@ type LedgerInfo struct {
 	// Exists is false for a deleted ledger whose locations are not yet
 	// purged; its record goes once they are.
 	Exists bool
-	// Fenced is set by SetFenced.
+	// Fenced is set by the storage's SetFenced.
 	Fenced bool
 	// MasterKey is the ledger's master key; empty until SetMasterKey.
 	MasterKey []byte
@@ -32,7 +32,8 @@ type LedgerInfo struct {
 	Floor int64
 }
 
-func (i *LedgerInfo) clone() LedgerInfo {
+// Clone returns a copy of i that shares no bytes with it.
+func (i *LedgerInfo) Clone() LedgerInfo {
 	c := *i
 	c.MasterKey = slices.Clone(i.MasterKey)
 	c.ExplicitLAC = slices.Clone(i.ExplicitLAC)
@@ -59,16 +60,19 @@ const (
 	flagPurgePending    = 1 << 2
 	flagHasLAC          = 1 << 3
 	knownFlags          = flagExists | flagFenced | flagPurgePending | flagHasLAC
-	ledgerKeySize       = 8
+	// LedgerKeySize is the size of a ledgers index key.
+	LedgerKeySize = 8
 )
 
-func ledgerKey(ledgerID int64) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, ledgerKeySize), uint64(ledgerID))
+// LedgerKey returns the ledgers index key of a ledger.
+func LedgerKey(ledgerID int64) []byte {
+	return binary.BigEndian.AppendUint64(make([]byte, 0, LedgerKeySize), uint64(ledgerID))
 }
 
-func decodeLedgerKey(k []byte) (int64, error) {
-	if len(k) != ledgerKeySize {
-		return 0, errors.Newf("bookie: ledgers index key of %d bytes, want %d", len(k), ledgerKeySize)
+// DecodeLedgerKey returns the ledger id of a ledgers index key.
+func DecodeLedgerKey(k []byte) (int64, error) {
+	if len(k) != LedgerKeySize {
+		return 0, errors.Newf("bookie: ledgers index key of %d bytes, want %d", len(k), LedgerKeySize)
 	}
 	id := int64(binary.BigEndian.Uint64(k))
 	if id < 0 {
@@ -77,7 +81,8 @@ func decodeLedgerKey(k []byte) (int64, error) {
 	return id, nil
 }
 
-func encodeLedgerRecord(i *LedgerInfo) []byte {
+// EncodeLedgerInfo returns the ledgers index value of a ledger's record.
+func EncodeLedgerInfo(i *LedgerInfo) []byte {
 	var flags byte
 	if i.Exists {
 		flags |= flagExists
@@ -100,7 +105,9 @@ func encodeLedgerRecord(i *LedgerInfo) []byte {
 	return append(b, i.ExplicitLAC...)
 }
 
-func decodeLedgerRecord(b []byte) (LedgerInfo, error) {
+// DecodeLedgerInfo decodes a ledgers index value; its errors say what is
+// wrong.
+func DecodeLedgerInfo(b []byte) (LedgerInfo, error) {
 	var i LedgerInfo
 	if len(b) < 10 {
 		return i, errors.Newf("bookie: ledger record of %d bytes, too short", len(b))

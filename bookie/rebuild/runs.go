@@ -1,4 +1,4 @@
-package bookie
+package rebuild
 
 import (
 	"bufio"

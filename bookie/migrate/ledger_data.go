@@ -1,4 +1,4 @@
-package bookie
+package migrate
 
 import (
 	"encoding/binary"

@@ -1,4 +1,4 @@
-package bookie
+package migrate
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/lsm/rocksdb"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -21,7 +22,7 @@ import (
 
 // rocksFixtures is where lsm/rocksdb keeps the databases real RocksDB
 // wrote (never modified: tests copy them).
-const rocksFixtures = "../lsm/rocksdb/testdata"
+const rocksFixtures = "../../lsm/rocksdb/testdata"
 
 // copyFixture copies the RocksDB database testdata/<name> to dst on fs.
 func copyFixture(t testing.TB, fs vfs.FS, name, dst string) {
@@ -40,7 +41,7 @@ func copyFixture(t testing.TB, fs vfs.FS, name, dst string) {
 		require.NoError(t, f.Sync())
 		require.NoError(t, f.Close())
 	}
-	require.NoError(t, syncDir(fs, dst))
+	require.NoError(t, ondisk.SyncDir(fs, dst))
 }
 
 // bookKeeperDir lays out a stopped BookKeeper bookie's index directory:
@@ -51,8 +52,8 @@ func bookKeeperDir(t testing.TB, fs vfs.FS, indexDir, locations string) {
 	cur := filepath.Join(indexDir, "current")
 	copyFixture(t, fs, locations, filepath.Join(cur, "locations"))
 	copyFixture(t, fs, "ledgers-fv5", filepath.Join(cur, "ledgers"))
-	require.NoError(t, syncDir(fs, cur))
-	require.NoError(t, syncDir(fs, indexDir))
+	require.NoError(t, ondisk.SyncDir(fs, cur))
+	require.NoError(t, ondisk.SyncDir(fs, indexDir))
 }
 
 // scanFile reads an `ldb scan --hex` listing committed beside a fixture
@@ -87,7 +88,7 @@ var scanCache sync.Map
 // readAll returns every key and value of our DB at path.
 func readAll(t testing.TB, fs vfs.FS, path string) (keys, values [][]byte) {
 	t.Helper()
-	opts := ledgersEngineOptions(nil, nil) // small
+	opts := ondisk.LedgersEngineOptions(nil, nil) // small
 	opts.FS, opts.ReadOnly = fs, true
 	db, err := lsm.Open(path, &opts)
 	require.NoError(t, err)
@@ -133,7 +134,7 @@ func expectMigrated(t testing.TB, fs vfs.FS, indexDir, locations string) {
 	require.Len(t, gotLed, len(ledKeys))
 	for i, k := range gotLed {
 		require.Equal(t, ledKeys[i], k)
-		info, err := decodeLedgerRecord(gotRec[i])
+		info, err := ondisk.DecodeLedgerInfo(gotRec[i])
 		require.NoError(t, err)
 		d := exists[int64(binary.BigEndian.Uint64(k))]
 		require.True(t, info.Exists)
@@ -142,19 +143,27 @@ func expectMigrated(t testing.TB, fs vfs.FS, indexDir, locations string) {
 		require.Equal(t, d.explicitLAC, info.ExplicitLAC, "ledger %x", k)
 		require.False(t, info.PurgePending)
 	}
-	// The ledgers index opens as the storage opens it.
-	opts := ledgersEngineOptions(nil, nil)
+	// The ledgers index opens and loads as the storage opens it.
+	opts := ondisk.LedgersEngineOptions(nil, nil)
 	opts.FS = fs
-	li, err := openLedgerIndex(filepath.Join(cur, "ledgers"), &opts)
+	db, err := lsm.Open(filepath.Join(cur, "ledgers"), &opts)
 	require.NoError(t, err)
-	n, pending := li.counts()
-	require.NoError(t, li.close())
+	var n, pending int
+	require.NoError(t, ondisk.ScanLedgers(db, filepath.Join(cur, "ledgers"), func(_ int64, info ondisk.LedgerInfo) {
+		if info.Exists {
+			n++
+		}
+		if info.PurgePending {
+			pending++
+		}
+	}))
+	require.NoError(t, db.Close())
 	require.EqualValues(t, len(ledKeys), n)
 	require.Zero(t, pending)
 
 	// The backups are the RocksDB databases, untouched and readable.
 	for _, b := range []struct{ dir, fixture string }{{"locations", locations}, {"ledgers", "ledgers-fv5"}} {
-		db, err := rocksdb.Open(fs, filepath.Join(cur, b.dir+RocksDBBackupSuffix))
+		db, err := rocksdb.Open(fs, filepath.Join(cur, b.dir+ondisk.RocksDBBackupSuffix))
 		require.NoError(t, err)
 		var keys, values [][]byte
 		require.NoError(t, db.Scan(func(k, v []byte) error {
@@ -168,7 +177,7 @@ func expectMigrated(t testing.TB, fs vfs.FS, indexDir, locations string) {
 	}
 	names, err := fs.List(cur)
 	require.NoError(t, err)
-	require.Equal(t, []string{"ledgers", "ledgers" + RocksDBBackupSuffix, "locations", "locations" + RocksDBBackupSuffix}, names)
+	require.Equal(t, []string{"ledgers", "ledgers" + ondisk.RocksDBBackupSuffix, "locations", "locations" + ondisk.RocksDBBackupSuffix}, names)
 }
 
 // TestMigrateFixtures migrates each entry-location fixture, on the
@@ -180,7 +189,7 @@ func TestMigrateFixtures(t *testing.T) {
 			dir := t.TempDir()
 			bookKeeperDir(t, vfs.Default, dir, fx)
 			var phases []string
-			res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: dir, ClearLimbo: true, Progress: func(p MigrateProgress) {
+			res, err := FromRocksDB(Options{IndexDir: dir, ClearLimbo: true, Progress: func(p Progress) {
 				if len(phases) == 0 || phases[len(phases)-1] != p.Phase {
 					phases = append(phases, p.Phase)
 				}
@@ -195,7 +204,7 @@ func TestMigrateFixtures(t *testing.T) {
 			expectMigrated(t, vfs.Default, dir, fx)
 
 			// Idempotent: a second run changes nothing.
-			again, err := MigrateFromRocksDB(MigrateOptions{IndexDir: dir})
+			again, err := FromRocksDB(Options{IndexDir: dir})
 			require.NoError(t, err)
 			require.True(t, again.NothingToDo)
 			require.Contains(t, again.Reason, "already converted")
@@ -209,7 +218,7 @@ func TestMigrateFixtures(t *testing.T) {
 func TestMigratePurgesDeletedLedgers(t *testing.T) {
 	fs := vfs.NewMem()
 	bookKeeperDir(t, fs, "/idx", "bk-fv5")
-	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	res, err := FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.NoError(t, err)
 	require.Equal(t, 3, res.PurgedLedgers)
 	require.EqualValues(t, 1+150+150, res.PurgedEntries)
@@ -235,13 +244,13 @@ func keyOf(ledgerID, entryID int64) []byte {
 func TestMigrateRefusesLimbo(t *testing.T) {
 	fs := vfs.NewMem()
 	bookKeeperDir(t, fs, "/idx", "bk-fv5")
-	_, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs})
+	_, err := FromRocksDB(Options{IndexDir: "/idx", FS: fs})
 	require.True(t, errors.Is(err, ErrLimboLedgers), "%v", err)
 	require.ErrorContains(t, err, "17 ledgers in limbo (8, 22,")
 	names, err := fs.List("/idx/current")
 	require.NoError(t, err)
 	require.Equal(t, []string{"ledgers", "locations"}, names)
-	rocks, err := IsRocksDBDir(fs, "/idx/current/locations")
+	rocks, err := ondisk.IsRocksDBDir(fs, "/idx/current/locations")
 	require.NoError(t, err)
 	require.True(t, rocks)
 }
@@ -253,16 +262,16 @@ func TestMigrateRefusesOpenIndex(t *testing.T) {
 	bookKeeperDir(t, fs, "/idx", "bk-fv5")
 	lock, err := lsm.LockDir(fs, "/idx/current/ledgers")
 	require.NoError(t, err)
-	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.ErrorContains(t, err, "/idx/current/ledgers")
 	require.ErrorContains(t, err, "is in use: stop the bookie (bookie-index serve) first") // a held lock matches EWOULDBLOCK on every FS
 	require.NoError(t, lock.Close())
 
-	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.NoError(t, err)
 	db, err := lsm.Open("/idx/current/locations", &lsm.Options{FS: fs})
 	require.NoError(t, err)
-	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs})
+	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs})
 	require.ErrorContains(t, err, "/idx/current/locations")
 	require.NoError(t, db.Close())
 }
@@ -271,13 +280,13 @@ func TestMigrateRefusesOpenIndex(t *testing.T) {
 // half-BookKeeper layout, is not touched.
 func TestMigrateNothingToDo(t *testing.T) {
 	fs := vfs.NewMem()
-	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/empty", FS: fs})
+	res, err := FromRocksDB(Options{IndexDir: "/empty", FS: fs})
 	require.NoError(t, err)
 	require.True(t, res.NothingToDo)
 	require.Equal(t, "no RocksDB index here", res.Reason)
 
 	copyFixture(t, fs, "bk-fv5", "/half/current/locations")
-	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/half", FS: fs})
+	_, err = FromRocksDB(Options{IndexDir: "/half", FS: fs})
 	require.ErrorContains(t, err, "/half/current/ledgers is missing")
 }
 
@@ -315,26 +324,26 @@ func (c *crashFS) MaybeError(op vfs.Op) error {
 func TestMigrateCrash(t *testing.T) {
 	base := vfs.NewMem()
 	bookKeeperDir(t, base, "/idx", "bk-fv5-partitioned")
-	opts := func(fs vfs.FS) MigrateOptions {
-		small := ledgersEngineOptions(nil, nil)
-		return MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true, Samples: 50, Engine: &small}
+	opts := func(fs vfs.FS) Options {
+		small := ondisk.LedgersEngineOptions(nil, nil)
+		return Options{IndexDir: "/idx", FS: fs, ClearLimbo: true, Samples: 50, Engine: &small}
 	}
 	count := &crashFS{mem: base.CrashClone(vfs.CrashOptions{}), at: -1}
-	_, err := MigrateFromRocksDB(opts(vfs.NewErrorFS(count.mem, count)))
+	_, err := FromRocksDB(opts(vfs.NewErrorFS(count.mem, count)))
 	require.NoError(t, err)
 	t.Logf("%d crash points", count.n)
 	require.Greater(t, count.n, 20)
 	states := map[string]int{}
 	for at := 0; at < count.n; at++ {
 		c := &crashFS{mem: base.CrashClone(vfs.CrashOptions{}), at: at}
-		_, err := MigrateFromRocksDB(opts(vfs.NewErrorFS(c.mem, c)))
+		_, err := FromRocksDB(opts(vfs.NewErrorFS(c.mem, c)))
 		// Ingest removes its source tables best effort: a failure there
 		// is no failure of the migration. The crash is the clone.
 		require.True(t, err == nil || errors.Is(err, vfs.ErrInjected), "crash point %d (%s): %v", at, c.op, err)
 		require.NotNil(t, c.clone)
 		crashed := c.clone
 
-		pending, err := MigrationPending(crashed, "/idx")
+		pending, err := ondisk.MigrationPending(crashed, "/idx")
 		require.NoError(t, err)
 		if pending {
 			states["marker"]++
@@ -352,7 +361,7 @@ func TestMigrateCrash(t *testing.T) {
 				require.Equal(t, len(keys), n, "crash point %d", at)
 			}
 		}
-		res, err := MigrateFromRocksDB(opts(crashed))
+		res, err := FromRocksDB(opts(crashed))
 		require.NoError(t, err, "crash point %d", at)
 		require.Equal(t, pending, res.Resumed, "crash point %d", at)
 		expectMigrated(t, crashed, "/idx", "bk-fv5-partitioned")
@@ -369,12 +378,12 @@ func TestMigrateFailureLeavesOldState(t *testing.T) {
 	fs := vfs.NewMem()
 	bookKeeperDir(t, fs, "/idx", "bk-fv5")
 	efs := vfs.NewErrorFS(fs, vfs.OnOp(vfs.OpLink, ""))
-	_, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: efs, ClearLimbo: true})
+	_, err := FromRocksDB(Options{IndexDir: "/idx", FS: efs, ClearLimbo: true})
 	require.True(t, errors.Is(err, vfs.ErrInjected), "%v", err)
 	names, err := fs.List("/idx/current")
 	require.NoError(t, err)
 	require.Equal(t, []string{"ledgers", "locations"}, names)
-	_, err = MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.NoError(t, err)
 	expectMigrated(t, fs, "/idx", "bk-fv5")
 }
@@ -432,11 +441,11 @@ func FuzzDecodeUpstreamLedgerData(f *testing.F) {
 			return
 		}
 		// What decodes converts to a record that decodes back the same.
-		info := LedgerInfo{Exists: true, Fenced: d.fenced, MasterKey: d.masterKey, ExplicitLAC: d.explicitLAC}
+		info := ondisk.LedgerInfo{Exists: true, Fenced: d.fenced, MasterKey: d.masterKey, ExplicitLAC: d.explicitLAC}
 		if len(info.MasterKey) == 0 {
 			info.MasterKey = nil
 		}
-		got, err := decodeLedgerRecord(encodeLedgerRecord(&info))
+		got, err := ondisk.DecodeLedgerInfo(ondisk.EncodeLedgerInfo(&info))
 		require.NoError(t, err)
 		require.True(t, equalLedgerInfo(&got, &info))
 	})
@@ -504,7 +513,7 @@ func TestMigrateDeletedAndSkipped(t *testing.T) {
 		{keyOf(6, 3), location(-5)},
 		{keyOf(-2, 0), location(9)},
 	})
-	res, err := MigrateFromRocksDB(MigrateOptions{IndexDir: "/idx", FS: fs, ClearLimbo: true})
+	res, err := FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.DeletedLedgers)
 	require.Equal(t, 288, res.Ledgers)

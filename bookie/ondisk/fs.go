@@ -1,0 +1,37 @@
+package ondisk
+
+import (
+	"reflect"
+
+	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/lsm"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/cockroachdb/errors"
+)
+
+// UseFS puts the engine of o on fs, the storage's one file system. An
+// engine FS of its own is an error unless it is fs or vfs.Default, which
+// lsm.DefaultOptions fills in. field names the option in the error.
+func UseFS(o *lsm.Options, fs vfs.FS, field string) error {
+	if o.FS != nil && !SameFS(o.FS, vfs.Default) && !SameFS(o.FS, fs) {
+		return errors.Wrapf(entrylocation.ErrInvalidArgument, "bookie: %s is not the storage's file system: one FS holds the entry logs and the indexes; set Options.FS", field)
+	}
+	o.FS = fs
+	return nil
+}
+
+// SameFS reports whether a and b are the same file system, without the
+// panic of == on file systems of an incomparable type.
+func SameFS(a, b vfs.FS) bool {
+	t := reflect.TypeOf(a)
+	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
+// SyncDir makes the renames in dir durable.
+func SyncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	return errors.CombineErrors(d.Sync(), d.Close())
+}
