@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
@@ -23,10 +23,10 @@ import (
 // database directory no process has open, read-only.
 func dbCommands() []subcommand {
 	return []subcommand{
-		{"props", "DIR [--json] [--hex]", "levels, tables, bytes, entries; each table's key range", withRocksDB(dbProps, rocksProps)},
-		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", withRocksDB(dbGet, rocksGet)},
-		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", withRocksDB(dbFloor, rocksFloor)},
-		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", withRocksDB(dbScan, rocksScan)},
+		{"props", "DIR [--json] [--hex]", "levels, tables, bytes, entries; each table's key range", dbProps},
+		{"get", "DIR LEDGER ENTRY | DIR KEY", "the location of one entry; KEY is LEDGER:ENTRY or the key in hex (32 digits)", dbGet},
+		{"floor", "DIR LEDGER", "the last entry of a ledger and its location", dbFloor},
+		{"scan", "DIR [--from KEY] [--to KEY] [--hex] [--limit N]", "the entries from --from (inclusive) to --to (exclusive); KEY is LEDGER, LEDGER:ENTRY or hex", dbScan},
 		// props, get, floor and scan also take --rocksdb DIR for DIR (db_rocksdb.go).
 		{"check", "DIR", "verify tables, WALs, manifest, orphans, lost/; exit 1 listing every problem", dbCheck},
 		{"manifest", "DIR [--hex]", "every edit of the current manifest: counters, compact pointers, deleted and new tables", dbManifest},
@@ -56,9 +56,17 @@ func (d *offlineDB) Close() error {
 // openDBArg parses flags, checks the positional argument count and opens
 // the DB named by the first one read-only, holding its lock: a directory a
 // live process holds is refused, naming the process (see offline_lock.go).
-func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (*offlineDB, []string, error) {
-	pos, err := dbArgs(name, args, stderr, fs, nargs...)
+func openDBArg(args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (*offlineDB, []string, error) {
+	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
+		return nil, nil, err
+	}
+	return openDBPositional(pos, stderr, nargs...)
+}
+
+// openDBPositional is openDBArg after the flags.
+func openDBPositional(pos []string, stderr io.Writer, nargs ...int) (*offlineDB, []string, error) {
+	if err := checkDBArgs(pos, nargs...); err != nil {
 		return nil, nil, err
 	}
 	unlock, err := lockForReading(pos[0], stderr)
@@ -75,22 +83,25 @@ func openDBArg(name string, args []string, stderr io.Writer, fs *flag.FlagSet, n
 
 // dbArgs parses flags, checks that the positional argument count is one of
 // nargs and that the first names a directory.
-func dbArgs(name string, args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) ([]string, error) {
+func dbArgs(args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) ([]string, error) {
 	pos, err := parseFlags(fs, args, stderr)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(nargs, len(pos)) {
-		want := fmt.Sprint(nargs[0])
-		if len(nargs) > 1 {
-			want = fmt.Sprintf("%d or %d", nargs[1], nargs[0])
-		}
-		return nil, usageErrorf("takes %s argument(s), not %d", want, len(pos))
+	return pos, checkDBArgs(pos, nargs...)
+}
+
+// checkDBArgs checks that pos holds one of nargs arguments and that the
+// first names a directory of ours: a RocksDB database is refused, saying
+// which commands read it (before its LOCK file is touched).
+func checkDBArgs(pos []string, nargs ...int) error {
+	if err := checkArgCount(pos, "", "argument(s)", nargs...); err != nil {
+		return err
 	}
 	if st, err := os.Stat(pos[0]); err != nil || !st.IsDir() {
-		return nil, errors.Newf("%s: no such database directory", pos[0])
+		return errors.Newf("%s: no such database directory", pos[0])
 	}
-	return pos, nil
+	return refuseRocksDB(pos[0])
 }
 
 func parseID(what, s string) (int64, error) {
@@ -108,38 +119,97 @@ func encodeKey(ledger, entry int64) []byte {
 
 // formatLocation prints a location as BookKeeper's shell does.
 func formatLocation(v []byte) string {
-	if len(v) != 8 {
+	loc, err := entrylocation.DecodeLocation(v)
+	if err != nil {
 		return hex.EncodeToString(v)
 	}
-	loc := binary.BigEndian.Uint64(v)
-	return fmt.Sprintf("%d (log: %d, pos: %d)", loc, loc>>32, loc&0xffffffff)
+	return fmt.Sprintf("%d (log: %d, pos: %d)", uint64(loc), entrylog.LocationLogID(loc), entrylog.LocationOffset(loc))
+}
+
+// dbSource is a database the read subcommands (props, get, floor, scan)
+// read: ours (lsm, opened read-only under its lock), or a RocksDB one
+// (BookKeeper's, with --rocksdb DIR; db_rocksdb.go), so that each command
+// is written once and prints both in one format, to be compared line by
+// line.
+type dbSource interface {
+	// get returns the value of key, or an error matching errKeyNotFound.
+	get(key []byte) ([]byte, error)
+	// last returns the last entry in [lower, upper), nil if there is none.
+	last(lower, upper []byte) (key, value []byte, err error)
+	// scan calls f with the entries in [lower, upper) in key order (a nil
+	// bound is open) until f returns false.
+	scan(lower, upper []byte, f func(key, value []byte) bool) error
+	// printProps writes props' output for the database in dir.
+	printProps(w io.Writer, dir string, asJSON, asHex bool) error
+	Close() error
+}
+
+// errKeyNotFound is a dbSource's get of a missing key.
+var errKeyNotFound = errors.New("not found")
+
+// openDBSource parses flags (adding --rocksdb DIR), checks the positional
+// argument count and opens the database: DIR, the first positional
+// argument, or --rocksdb DIR. nargs counts the arguments after the
+// database. It returns the database's directory and the arguments after it.
+func openDBSource(args []string, stderr io.Writer, fs *flag.FlagSet, nargs ...int) (dbSource, string, []string, error) {
+	rocksDir := fs.String("rocksdb", "", "read this RocksDB database directory (BookKeeper's) in place of DIR, read-only")
+	pos, err := parseFlags(fs, args, stderr)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if *rocksDir != "" {
+		db, pos, err := openRocksDBArg(*rocksDir, pos, stderr, nargs...)
+		return db, *rocksDir, pos, err
+	}
+	withDir := make([]int, len(nargs))
+	for i, n := range nargs {
+		withDir[i] = n + 1
+	}
+	d, pos, err := openDBPositional(pos, stderr, withDir...)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return ourDB{d}, pos[0], pos[1:], nil
+}
+
+// checkArgCount checks that pos holds one of nargs arguments; the usage
+// error says "<prefix>takes <nargs> <what>, not <len(pos)>".
+func checkArgCount(pos []string, prefix, what string, nargs ...int) error {
+	if slices.Contains(nargs, len(pos)) {
+		return nil
+	}
+	want := fmt.Sprint(nargs[0])
+	if len(nargs) > 1 {
+		want = fmt.Sprintf("%d or %d", nargs[1], nargs[0])
+	}
+	return usageErrorf("%stakes %s %s, not %d", prefix, want, what, len(pos))
 }
 
 func dbGet(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db get", flag.ContinueOnError)
-	d, pos, err := openDBArg("get", args, stderr, fs, 3, 2)
+	d, _, pos, err := openDBSource(args, stderr, fs, 2, 1)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
 	var key []byte
-	if len(pos) == 2 {
-		if key, err = parseKey("KEY", pos[1]); err != nil {
+	if len(pos) == 1 {
+		if key, err = parseKey("KEY", pos[0]); err != nil {
 			return err
 		}
 	} else {
-		ledger, err := parseID("LEDGER", pos[1])
+		ledger, err := parseID("LEDGER", pos[0])
 		if err != nil {
 			return err
 		}
-		entry, err := parseID("ENTRY", pos[2])
+		entry, err := parseID("ENTRY", pos[1])
 		if err != nil {
 			return err
 		}
 		key = encodeKey(ledger, entry)
 	}
-	v, err := d.Get(key)
-	if errors.Is(err, lsm.ErrNotFound) {
+	v, err := d.get(key)
+	if errors.Is(err, errKeyNotFound) {
 		return errors.Newf("%s: not found", describeKey(key))
 	}
 	if err != nil {
@@ -151,12 +221,12 @@ func dbGet(args []string, stdout, stderr io.Writer) error {
 
 func dbFloor(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db floor", flag.ContinueOnError)
-	d, pos, err := openDBArg("floor", args, stderr, fs, 2)
+	d, _, pos, err := openDBSource(args, stderr, fs, 1)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	ledger, err := parseID("LEDGER", pos[1])
+	ledger, err := parseID("LEDGER", pos[0])
 	if err != nil {
 		return err
 	}
@@ -165,18 +235,18 @@ func dbFloor(args []string, stdout, stderr io.Writer) error {
 	}
 	// Entries 0 to MaxInt64, both included.
 	lower, upper := entrylocation.LedgerEntryRange(ledger)
-	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower[:], UpperBound: upper[:]})
+	key, value, err := d.last(lower[:], upper[:])
 	if err != nil {
 		return err
 	}
-	defer it.Close()
-	if !it.Last() {
-		if err := it.Error(); err != nil {
-			return err
-		}
+	if key == nil {
 		return errors.Newf("ledger %d has no entries", ledger)
 	}
-	fmt.Fprintf(stdout, "%d %s\n", int64(binary.BigEndian.Uint64(it.Key()[8:])), formatLocation(it.Value()))
+	_, entry, err := entrylocation.DecodeKey(key)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%d %s\n", entry, formatLocation(value))
 	return nil
 }
 
@@ -208,7 +278,7 @@ func dbScan(args []string, stdout, stderr io.Writer) error {
 	to := fs.String("to", "", "end key, LEDGER or LEDGER:ENTRY (exclusive)")
 	asHex := fs.Bool("hex", false, "print keys and values in hex")
 	limit := fs.Int("limit", 0, "stop after this many entries (0: all)")
-	d, _, err := openDBArg("scan", args, stderr, fs, 1)
+	d, _, _, err := openDBSource(args, stderr, fs, 0)
 	if err != nil {
 		return err
 	}
@@ -221,29 +291,74 @@ func dbScan(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower, UpperBound: upper})
-	if err != nil {
-		return err
-	}
 	w := bufio.NewWriterSize(stdout, 64<<10)
 	n := 0
-	for ok := it.First(); ok && (*limit <= 0 || n < *limit); ok = it.Next() {
+	err = d.scan(lower, upper, func(key, value []byte) bool {
+		if *limit > 0 && n >= *limit {
+			return false
+		}
 		if *asHex {
-			fmt.Fprintf(w, "%s %s\n", hex.EncodeToString(it.Key()), hex.EncodeToString(it.Value()))
+			fmt.Fprintf(w, "%s %s\n", hex.EncodeToString(key), hex.EncodeToString(value))
 		} else {
-			fmt.Fprintf(w, "%s %s\n", formatKey(it.Key()), formatValue(it.Value()))
+			fmt.Fprintf(w, "%s %s\n", formatKey(key), formatValue(value))
 		}
 		n++
-	}
-	if err := it.Close(); err != nil {
+		return true
+	})
+	if err != nil {
 		return err
 	}
 	return w.Flush()
 }
 
+func dbProps(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("db props", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	asHex := fs.Bool("hex", false, "print the tables' key ranges in hex")
+	d, dir, _, err := openDBSource(args, stderr, fs, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.printProps(stdout, dir, *asJSON, *asHex)
+}
+
+// ourDB is a dbSource on our engine.
+type ourDB struct{ *offlineDB }
+
+func (d ourDB) get(key []byte) ([]byte, error) {
+	v, err := d.Get(key)
+	if errors.Is(err, lsm.ErrNotFound) {
+		return nil, errKeyNotFound
+	}
+	return v, err
+}
+
+func (d ourDB) last(lower, upper []byte) ([]byte, []byte, error) {
+	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return nil, nil, it.Error()
+	}
+	return slices.Clone(it.Key()), slices.Clone(it.Value()), nil
+}
+
+func (d ourDB) scan(lower, upper []byte, f func(key, value []byte) bool) error {
+	it, err := d.NewIter(&lsm.IterOptions{LowerBound: lower, UpperBound: upper})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok && f(it.Key(), it.Value()); ok = it.Next() {
+	}
+	return it.Close()
+}
+
 func dbCheck(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db check", flag.ContinueOnError)
-	d, pos, err := openDBArg("check", args, stderr, fs, 1)
+	d, pos, err := openDBArg(args, stderr, fs, 1)
 	if err != nil {
 		return err
 	}
@@ -279,21 +394,13 @@ type dbPropsJSON struct {
 	LastSeqNum          uint64        `json:"last_seqnum"`
 }
 
-func dbProps(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("db props", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	asHex := fs.Bool("hex", false, "print the tables' key ranges in hex")
-	d, pos, err := openDBArg("props", args, stderr, fs, 1)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
+func (d ourDB) printProps(stdout io.Writer, dir string, asJSON, asHex bool) error {
 	tables, err := d.Tables()
 	if err != nil {
 		return err
 	}
 	m := d.Metrics()
-	p := dbPropsJSON{Dir: pos[0], LastSeqNum: m.LastSeqNum}
+	p := dbPropsJSON{Dir: dir, LastSeqNum: m.LastSeqNum}
 	for level, lm := range m.Levels {
 		p.Levels = append(p.Levels, dbLevelJSON{Level: level, Tables: lm.Tables, Bytes: lm.Bytes, Entries: lm.Entries, RangeDeletions: lm.RangeDeletions})
 		p.Tables += lm.Tables
@@ -311,7 +418,7 @@ func dbProps(args []string, stdout, stderr io.Writer) error {
 			p.MaxFilterBlockBytes = max(p.MaxFilterBlockBytes, tp.MaxFilterBlockSize)
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		b, err := json.Marshal(p)
 		if err != nil {
 			return err
@@ -329,7 +436,7 @@ func dbProps(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, t := range tables {
 		fmt.Fprintf(w, "  L%d %s %d bytes, %d entries, keys %s .. %s, seqnums %d..%d\n", t.Level, t.Path, t.Size, t.Entries,
-			formatKeyIn(t.Smallest, *asHex), formatKeyIn(t.Largest, *asHex), t.SmallestSeqNum, t.LargestSeqNum)
+			formatKeyIn(t.Smallest, asHex), formatKeyIn(t.Largest, asHex), t.SmallestSeqNum, t.LargestSeqNum)
 	}
 	return w.Flush()
 }

@@ -16,7 +16,7 @@ import (
 // through the admin API instead (docs/operations.md, "Backup").
 func dbCheckpoint(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db checkpoint", flag.ContinueOnError)
-	pos, err := dbArgs("checkpoint", args, stderr, fs, 2)
+	pos, err := dbArgs(args, stderr, fs, 2)
 	if err != nil {
 		return err
 	}

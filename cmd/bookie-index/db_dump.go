@@ -21,7 +21,7 @@ import (
 func dbManifest(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db manifest", flag.ContinueOnError)
 	asHex := fs.Bool("hex", false, "print keys in hex")
-	pos, err := dbArgs("manifest", args, stderr, fs, 1)
+	pos, err := dbArgs(args, stderr, fs, 1)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func dbWAL(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db wal", flag.ContinueOnError)
 	asHex := fs.Bool("hex", false, "print keys and values in hex")
 	ops := fs.Bool("ops", true, "print each operation (false: one line per batch)")
-	pos, err := dbArgs("wal", args, stderr, fs, 1)
+	pos, err := dbArgs(args, stderr, fs, 1)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ type ledgerJSON struct {
 func dbLedgers(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db ledgers", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per ledger")
-	d, pos, err := openDBArg("ledgers", args, stderr, fs, 1)
+	d, pos, err := openDBArg(args, stderr, fs, 1)
 	if err != nil {
 		return err
 	}

@@ -61,3 +61,27 @@ func TestDBRocksDB(t *testing.T) {
 	require.NotEmpty(t, mustRun(t, "db", "scan", "--rocksdb", backup, "--from", "10", "--to", "11"))
 	require.Empty(t, mustRun(t, "db", "scan", newIdx, "--from", "10", "--to", "11"))
 }
+
+// TestDBRocksDBWithoutFlag: our commands on a RocksDB directory say to use
+// --rocksdb (our engine would misread its MANIFEST: "unknown tag 108"), and
+// leave the directory as it was (its LOCK file is not touched).
+func TestDBRocksDBWithoutFlag(t *testing.T) {
+	fixture := filepath.Join("..", "..", "lsm", "rocksdb", "testdata", "bk-fv5-partitioned")
+	lock, err := os.Stat(filepath.Join(fixture, "LOCK"))
+	require.NoError(t, err)
+	for _, args := range [][]string{{"props"}, {"scan"}, {"get", "1", "1"}, {"floor", "7"}, {"check"}, {"ledgers"}, {"manifest"}, {"wal"}} {
+		code, out, errOut := runCmd(append([]string{"db", args[0], fixture}, args[1:]...)...)
+		require.Equal(t, 2, code, "%v: %s", args, errOut)
+		require.Empty(t, out, "%v", args)
+		require.Contains(t, errOut, fixture+" holds a RocksDB database (it has OPTIONS-000007), not one of ours: "+
+			"db props, get, floor and scan read it with --rocksdb "+fixture, "%v", args)
+		require.NotContains(t, errOut, "unknown tag", "%v", args)
+	}
+	after, err := os.Stat(filepath.Join(fixture, "LOCK"))
+	require.NoError(t, err)
+	require.Equal(t, lock.ModTime(), after.ModTime())
+	require.Equal(t, lock.Size(), after.Size())
+
+	_, out, _ := runCmd("db", "get", "-h")
+	require.Contains(t, out, "-rocksdb", "the flag is listed")
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -234,16 +235,19 @@ func sstProps(args []string, stdout, stderr io.Writer) error {
 
 // formatKey prints an entry-location key as ledger:entry and other keys
 // quoted.
+// formatKey prints an entry location key as LEDGER:ENTRY, another key
+// quoted.
 func formatKey(k []byte) string {
-	if len(k) == 16 {
-		return fmt.Sprintf("%d:%d", int64(binary.BigEndian.Uint64(k)), int64(binary.BigEndian.Uint64(k[8:])))
+	if ledger, entry, err := entrylocation.DecodeKey(k); err == nil {
+		return fmt.Sprintf("%d:%d", ledger, entry)
 	}
 	return fmt.Sprintf("%q", k)
 }
 
+// formatValue prints a location as a number, another value quoted.
 func formatValue(v []byte) string {
-	if len(v) == 8 {
-		return fmt.Sprintf("%d", int64(binary.BigEndian.Uint64(v)))
+	if loc, err := entrylocation.DecodeLocation(v); err == nil {
+		return fmt.Sprintf("%d", loc)
 	}
 	return fmt.Sprintf("%q", v)
 }
