@@ -314,7 +314,7 @@ func TestEntriesCount(t *testing.T) {
 	}
 	require.NoError(t, ix.RemoveOffsetFromDeletedLedgers())
 	// Approximate, as upstream's: purged entries count until a compaction
-	// drops them (see TestEngineBugCompactKeepsPurgedEntries).
+	// drops them (see TestCompactDropsPurgedEntries).
 	m := ix.Metrics()
 	require.GreaterOrEqual(t, m.EntriesCount, int64(1000))
 	require.EqualValues(t, m.Engine.EstimatedKeys, m.EntriesCount)
