@@ -342,7 +342,7 @@ func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
 		_ = d.fs.Remove(syncedPath)
 		return nil, errors.Wrapf(err, "lsm: creating WAL %s", path)
 	}
-	if err := d.syncDir(); err != nil {
+	if err := d.makeNamesDurable(); err != nil {
 		_ = f.Close()
 		_ = sf.Close()
 		// Empty, and named by nothing: retries on a full disk must not
@@ -354,9 +354,9 @@ func (d *DB) createWAL(walNum uint64) (*wal.Writer, error) {
 	return wal.NewWriter(f, wal.Options{SyncedLength: sf}), nil
 }
 
-// syncDir makes the creations, renames and removals in the DB's directory
-// durable.
-func (d *DB) syncDir() error { return errors.Wrap(vfs.SyncDir(d.fs, d.dir), "lsm") }
+// makeNamesDurable syncs the DB's directory: the creations, renames and
+// removals of names in it become durable.
+func (d *DB) makeNamesDurable() error { return errors.Wrap(vfs.SyncDir(d.fs, d.dir), "lsm") }
 
 // removeWAL removes the (closed) WAL of an empty memtable.
 func (d *DB) removeWAL(m *memTable) {

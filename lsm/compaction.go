@@ -113,7 +113,7 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 		edit.CompactPointers = []manifest.CompactPointer{{Level: 0, Key: base.InternalKey{UserKey: next}}}
 	}
 	if !trivial && (len(outputs) > 0 || remainder != nil) {
-		if err := d.syncDir(); err != nil {
+		if err := d.makeNamesDurable(); err != nil {
 			// No edit names the outputs: remove them, so that retries
 			// on a full disk do not leave them behind.
 			for _, t := range outputs {

@@ -96,7 +96,7 @@ func (d *DB) flushMemTable(m *memTable) error {
 			return errors.Wrap(err, "lsm: flush")
 		}
 		if meta != nil {
-			if err := d.syncDir(); err != nil {
+			if err := d.makeNamesDurable(); err != nil {
 				// The name may not be durable: write the table again.
 				d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, meta.FileNum))
 				return err

@@ -185,7 +185,7 @@ func (d *DB) Ingest(paths []string) error {
 		sources = append(sources, t.path)
 		edit.NewTables = append(edit.NewTables, manifest.NewTable{Level: 0, Meta: meta})
 	}
-	if err := d.syncDir(); err != nil {
+	if err := d.makeNamesDurable(); err != nil {
 		return fail(err)
 	}
 	if lastSeq > 0 {
