@@ -115,9 +115,9 @@ func TestFooterV6(t *testing.T) {
 	}
 }
 
-// TestCompressionRefusals: a compression this reader does not decode, and
-// a format_version 7 table whose compression manager is not RocksDB's
-// built-in one, are refused by name.
+// TestCompressionRefusals: a compression this reader does not decode, a
+// format_version 7 table whose compression manager is not RocksDB's
+// built-in one, and an index type it does not read are refused by name.
 func TestCompressionRefusals(t *testing.T) {
 	orig := readFixture(t, fv7Table)
 	tb, err := openBytes(orig)
@@ -144,4 +144,15 @@ func TestCompressionRefusals(t *testing.T) {
 	_, err = openBytes(data)
 	require.ErrorIs(t, err, ErrUnsupported)
 	require.ErrorContains(t, err, `compression manager "BuiltinV3" (only RocksDB's built-in BuiltinV2)`)
+
+	data = bytes.Clone(orig)
+	block = data[ph.offset : ph.offset+ph.size]
+	i = bytes.Index(block, []byte("index.type"))
+	require.GreaterOrEqual(t, i, 0)
+	require.Equal(t, []byte{0, 0, 0, 0}, block[i+10:i+14]) // binary search
+	block[i+10] = indexBinaryFirstKey
+	resealBlock(data, tb.footer, ph)
+	_, err = openBytes(data)
+	require.ErrorIs(t, err, ErrUnsupported)
+	require.ErrorContains(t, err, "t.sst: properties "+ph.String()+": index type 3 (kBinarySearchWithFirstKey)")
 }

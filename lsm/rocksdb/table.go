@@ -235,7 +235,11 @@ func (t *table) readMeta() error {
 	case indexTwoLevel:
 		t.props.IndexType = "two-level"
 	default:
-		return unsupportedf("%s: index type %d", t.name, indexType)
+		name := "unknown"
+		if indexType == indexBinaryFirstKey {
+			name = "kBinarySearchWithFirstKey"
+		}
+		return unsupportedf("%s: properties %s: index type %d (%s)", t.name, ph, indexType, name)
 	}
 	if h, ok := handles[metaRangeDel]; ok {
 		entries, err := t.decodeBlockAt(h, "range deletions", dataBlock)
