@@ -66,6 +66,11 @@ func (d *DirStorage) checkpointLocked() error {
 		d.writeCache, d.flushCache = d.flushCache, d.writeCache
 		close(d.roomCh)
 		d.roomCh = make(chan struct{})
+	} else {
+		// Nothing was added since the last checkpoint: the caches give
+		// the chunks of their last fills back.
+		d.writeCache.release()
+		d.flushCache.release()
 	}
 	d.cacheMu.Unlock()
 	if !swap {

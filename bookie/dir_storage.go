@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"io"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -213,16 +214,42 @@ func (d *DirStorage) exit() { d.closeMu.RUnlock() }
 // replaces it.
 func (d *DirStorage) AddEntry(ledgerID, entryID int64, payload []byte) error {
 	start := d.stats.addEntry.Start()
-	err := d.addEntry(ledgerID, entryID, payload)
+	err := d.addEntry(ledgerID, entryID, payload, false)
 	d.stats.addEntry.Done(err == nil, start)
 	return err
 }
 
-func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
+// AddEntryFrom adds an entry of size bytes read from r, as AddEntry adds
+// one, reading it into the memory the write cache keeps: an entry too
+// large for the cache's chunks is not copied again, so a caller streaming
+// a body from the network holds one copy of it, not two. The arguments
+// are checked before anything is read; an error reading r is returned
+// wrapped, and nothing is added.
+func (d *DirStorage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) error {
+	if err := d.checkAdd(ledgerID, entryID, size); err != nil {
+		return err
+	}
+	// Read outside enter: a slow sender must not hold Close off.
+	payload := make([]byte, size)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		return errors.Wrapf(err, "bookie: reading the %d bytes of entry %d of ledger %d", size, entryID, ledgerID)
+	}
+	start := d.stats.addEntry.Start()
+	err := d.addEntry(ledgerID, entryID, payload, true)
+	d.stats.addEntry.Done(err == nil, start)
+	return err
+}
+
+// checkAdd checks an add's arguments and that the storage takes writes.
+func (d *DirStorage) checkAdd(ledgerID, entryID int64, size int) error {
 	if err := d.enter("AddEntry"); err != nil {
 		return err
 	}
 	defer d.exit()
+	return d.checkAddEntered(ledgerID, entryID, size)
+}
+
+func (d *DirStorage) checkAddEntered(ledgerID, entryID int64, size int) error {
 	if err := d.ro.check("AddEntry"); err != nil {
 		return err
 	}
@@ -232,9 +259,24 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 	if err := checkEntryID(ledgerID, entryID); err != nil {
 		return err
 	}
-	if maxSize := d.opts.maxEntrySize(); len(payload) > maxSize {
+	if size < 0 {
+		return errors.Wrapf(ErrInvalidArgument, "bookie: entry %d of ledger %d has a negative size %d", entryID, ledgerID, size)
+	}
+	if maxSize := d.opts.maxEntrySize(); size > maxSize {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: entry %d of ledger %d has %d bytes, more than the %d a write cache can hold",
-			entryID, ledgerID, len(payload), maxSize)
+			entryID, ledgerID, size, maxSize)
+	}
+	return nil
+}
+
+// addEntry adds an entry; owned says the cache may keep payload itself.
+func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte, owned bool) error {
+	if err := d.enter("AddEntry"); err != nil {
+		return err
+	}
+	defer d.exit()
+	if err := d.checkAddEntered(ledgerID, entryID, len(payload)); err != nil {
+		return err
 	}
 	d.ledgers.ensure(ledgerID)
 
@@ -242,7 +284,12 @@ func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte) error {
 	var timer *time.Timer
 	for {
 		d.cacheMu.RLock()
-		ok := d.writeCache.put(ledgerID, entryID, payload)
+		var ok bool
+		if owned {
+			ok = d.writeCache.putOwned(ledgerID, entryID, payload)
+		} else {
+			ok = d.writeCache.put(ledgerID, entryID, payload)
+		}
 		room := d.roomCh
 		d.cacheMu.RUnlock()
 		if ok {

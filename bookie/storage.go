@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"io"
 	"sync"
 
 	"github.com/bookie-index/bookie-index/bookie/ondisk"
@@ -130,6 +131,20 @@ func (s *Storage) AddEntry(ledgerID, entryID int64, payload []byte) error {
 	}
 	return d.AddEntry(ledgerID, entryID, payload)
 }
+
+// AddEntryFrom adds an entry of size bytes read from r; see
+// DirStorage.AddEntryFrom.
+func (s *Storage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) error {
+	d, err := s.Dir(ledgerID)
+	if err != nil {
+		return err
+	}
+	return d.AddEntryFrom(ledgerID, entryID, size, r)
+}
+
+// MaxEntrySize returns the largest payload AddEntry takes: what one half
+// of a directory's write cache holds, at most entrylog.MaxPayloadSize.
+func (s *Storage) MaxEntrySize() int { return s.opts.maxEntrySize() }
 
 // GetEntry reads an entry, -1 meaning the last one; see
 // DirStorage.GetEntry.

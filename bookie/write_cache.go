@@ -41,6 +41,17 @@ func newWriteCache(maxSize int64) *writeCache {
 // put copies the entry in and reports whether it fit. A rewrite of an
 // entry replaces it (its old bytes stay charged until clear).
 func (c *writeCache) put(ledgerID, entryID int64, payload []byte) bool {
+	return c.insert(ledgerID, entryID, payload, false)
+}
+
+// putOwned is put for a payload nothing else holds or changes: a payload
+// too large for the arena's chunks is kept as it is, not copied (see
+// DirStorage.AddEntryFrom).
+func (c *writeCache) putOwned(ledgerID, entryID int64, payload []byte) bool {
+	return c.insert(ledgerID, entryID, payload, true)
+}
+
+func (c *writeCache) insert(ledgerID, entryID int64, payload []byte, owned bool) bool {
 	charge := int64(len(payload)) + writeCacheEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -55,7 +66,7 @@ func (c *writeCache) put(ledgerID, entryID int64, payload []byte) bool {
 	if _, rewrite := l.entries[entryID]; !rewrite {
 		c.count++
 	}
-	l.entries[entryID] = c.arena.copy(payload)
+	l.entries[entryID] = c.arena.store(payload, owned)
 	l.last = max(l.last, entryID)
 	c.size += charge
 	return true
@@ -163,13 +174,27 @@ func (c *writeCache) sizeAndCount() (int64, int64) {
 	return c.size, c.count
 }
 
-// clear empties the cache, keeping its chunks for reuse.
+// clear empties the cache, keeping for reuse the chunks its last fill
+// used.
 func (c *writeCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.size, c.count = 0, 0
 	clear(c.ledgers)
 	c.arena.reset()
+}
+
+// release drops every chunk of an empty cache, so that a storage that
+// stopped taking writes gives the memory of its last burst back. It
+// reports whether there was anything to drop.
+func (c *writeCache) release() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.count != 0 || c.size != 0 || len(c.arena.chunks) == 0 {
+		return false
+	}
+	c.arena.release()
+	return true
 }
 
 // arena hands out copies of payloads from large chunks.
@@ -192,10 +217,14 @@ func newArena(capacity int64) arena {
 	return arena{chunkSize: size, cur: -1}
 }
 
-// copy returns a copy of p in the arena.
-func (a *arena) copy(p []byte) []byte {
+// store returns a copy of p in the arena. A payload larger than half a
+// chunk is allocated on its own instead; if owned, p itself is kept.
+func (a *arena) store(p []byte, owned bool) []byte {
 	if len(p) > a.chunkSize/2 {
 		a.large++
+		if owned {
+			return p[:len(p):len(p)]
+		}
 		return slices.Clone(p)
 	}
 	if a.cur < 0 || len(a.chunks[a.cur])+len(p) > cap(a.chunks[a.cur]) {
@@ -212,8 +241,21 @@ func (a *arena) copy(p []byte) []byte {
 	return chunk[start:len(chunk):len(chunk)]
 }
 
-// reset makes every chunk free again.
+// reset makes the chunks free again. It keeps those the last fill used
+// (the next fill is likely to need as many) and drops the others: a cache
+// does not keep the memory of a burst for ever, only until a fill that
+// needs less.
 func (a *arena) reset() {
+	used := a.cur + 1
+	clear(a.chunks[used:])
+	a.chunks = a.chunks[:used]
+	a.cur = -1
+	a.large = 0
+}
+
+// release drops every chunk.
+func (a *arena) release() {
+	a.chunks = nil
 	a.cur = -1
 	a.large = 0
 }

@@ -131,14 +131,21 @@ func decodeHeader(h []byte) (int64, error) {
 
 // appendRecord appends the record of (ledgerID, entryID, payload) to dst.
 func appendRecord(dst []byte, ledgerID, entryID int64, payload []byte) []byte {
+	h := recordHead(ledgerID, entryID, payload)
+	dst = append(dst, h[:]...)
+	return append(dst, payload...)
+}
+
+// recordHead returns the bytes of the record of (ledgerID, entryID,
+// payload) that come before the payload.
+func recordHead(ledgerID, entryID int64, payload []byte) [RecordOverhead]byte {
 	var h [RecordOverhead]byte
 	binary.BigEndian.PutUint32(h[0:], uint32(recordHeaderSize+len(payload)))
 	binary.BigEndian.PutUint64(h[4:], uint64(ledgerID))
 	binary.BigEndian.PutUint64(h[12:], uint64(entryID))
 	crc := crc32.Update(crc32.Checksum(h[:20], castagnoli), castagnoli, payload)
 	binary.BigEndian.PutUint32(h[20:], crc)
-	dst = append(dst, h[:]...)
-	return append(dst, payload...)
+	return h
 }
 
 // recordHeader is a decoded record header: the size field and what

@@ -229,9 +229,10 @@ func (l *Logger) AddEntry(ledgerID, entryID int64, payload []byte) (int64, error
 		}
 	}
 	if int(size) > l.opts.WriteBufferSize {
-		// Too large to buffer: straight to the file.
-		rec := appendRecord(make([]byte, 0, size), ledgerID, entryID, payload)
-		if err := l.writeLocked(rec); err != nil {
+		// Too large to buffer: straight to the file, the head and then
+		// the payload itself (no copy of a payload of up to 256 MiB).
+		head := recordHead(ledgerID, entryID, payload)
+		if err := l.writeLocked(head[:], payload); err != nil {
 			return 0, err
 		}
 	} else {
@@ -346,16 +347,19 @@ func (l *Logger) writeBufferLocked() error {
 	return err
 }
 
-// writeLocked writes b to the current log; on failure it abandons the
-// log.
-func (l *Logger) writeLocked(b []byte) error {
+// writeLocked writes the pieces, one after the other, to the current log;
+// on failure it abandons the log. Readers see the bytes once every piece
+// is written.
+func (l *Logger) writeLocked(pieces ...[]byte) error {
 	cur := l.mu.cur
-	if _, err := cur.f.Write(b); err != nil {
-		return l.failLocked(errors.Wrapf(err, "entrylog: writing %s", cur.path))
+	for _, b := range pieces {
+		if _, err := cur.f.Write(b); err != nil {
+			return l.failLocked(errors.Wrapf(err, "entrylog: writing %s", cur.path))
+		}
+		cur.written += int64(len(b))
+		l.bytesWritten.Add(int64(len(b)))
 	}
-	cur.written += int64(len(b))
 	cur.reader.limit.Store(cur.written)
-	l.bytesWritten.Add(int64(len(b)))
 	return nil
 }
 
