@@ -112,3 +112,30 @@ func TestDataAPIIDBoundaries(t *testing.T) {
 		require.Contains(t, body, c.want, "%s %s", c.method, c.target)
 	}
 }
+
+// TestDataAPIIDSpelling: ids are read as Java's Long.parseLong reads them
+// (a sign and leading zeros accepted: "-0" is 0, "+7" and "007" are 7);
+// a parameter given twice, or a malformed query, gets 400 naming it.
+func TestDataAPIIDSpelling(t *testing.T) {
+	s, _ := storageService(t, "")
+	code, body := do(t, s, http.MethodPut, PathLedgerEntry+"?ledgerId=-0&entryId=%2B7", "zero/seven") // %2B: "+"
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"ledgerId" : 0`)
+	require.Contains(t, body, `"entryId" : 7`)
+	code, body = do(t, s, http.MethodGet, PathLedgerEntry+"?ledgerId=000&entryId=007", "")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Equal(t, "zero/seven", body)
+
+	for _, c := range []struct{ method, target, want string }{
+		{http.MethodGet, PathLedgerEntry + "?ledgerId=0&entryId=7&ledgerId=1", `Query parameter ledgerId is given 2 times ("0", "1"): give it once.`},
+		{http.MethodPut, PathLedgerEntry + "?ledgerId=0&entryId=7&entryId=7", `Query parameter entryId is given 2 times`},
+		{http.MethodDelete, PathLedger + "?ledgerId=0&ledgerId=0", `Query parameter ledgerId is given 2 times`},
+		{http.MethodGet, PathLedgerLastEntry + "?ledgerId=0&ledgerId=", `Query parameter ledgerId is given 2 times`},
+		{http.MethodGet, PathLedgerEntry + "?ledgerId=0&entryId=%zz", `Malformed query string`},
+		{http.MethodGet, PathLedgerEntry + "?ledgerId=0;entryId=7", `Malformed query string`},
+	} {
+		code, body := do(t, s, c.method, c.target, "x")
+		require.Equal(t, http.StatusBadRequest, code, "%s %s: %s", c.method, c.target, body)
+		require.Contains(t, body, c.want, "%s %s", c.method, c.target)
+	}
+}

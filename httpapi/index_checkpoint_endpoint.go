@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path/filepath"
+	"syscall"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/cockroachdb/errors"
 )
 
 // PathIndexCheckpoint checkpoints the storage's indexes into a new
@@ -24,7 +27,10 @@ type IndexCheckpointer interface {
 // absolute; it may exist, the checkpoints in it must not):
 // dir/<i>/current/{locations,ledgers} for the i-th index directory, tables hard-linked (see
 // bookie.Storage.CheckpointIndexes and docs/operations.md, "Backup and
-// restore"). It is a mutation: PUT or POST, behind the admin token.
+// restore"). It is a mutation: PUT or POST, behind the admin token. The
+// directory must follow the rules of backup_path.go (400 naming the one
+// it breaks, 409 when a checkpoint is there already); one checkpoint runs
+// at a time.
 func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPut && r.Method != http.MethodPost {
 		methodNotServed(w, http.StatusNotFound, "PUT, POST", msgIndexCheckpointMethod)
@@ -33,9 +39,8 @@ func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 	if !s.authorize(w, r) {
 		return
 	}
-	dir := r.URL.Query().Get("dir")
-	if dir == "" || !filepath.IsAbs(dir) {
-		writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter dir=%q must be an absolute path on the server; the checkpoints go into new directories under it.", dir))
+	q, ok := parseQuery(w, r)
+	if !ok {
 		return
 	}
 	cp, ok := s.opts.Storage.(IndexCheckpointer)
@@ -43,11 +48,20 @@ func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusNotImplemented, "This storage cannot checkpoint its indexes.")
 		return
 	}
+	s.checkpointMu.Lock()
+	defer s.checkpointMu.Unlock()
+	dir, refused := s.backupRules.check(q.Get("dir"), len(s.dirs))
+	if refused != nil {
+		if refused.status >= 500 {
+			s.log.Error("index checkpoint: the server's directories cannot be checked", "err", refused.msg)
+		}
+		writeText(w, refused.status, refused.msg)
+		return
+	}
 	start := s.opts.Now()
-	res, err := cp.CheckpointIndexes(filepath.Clean(dir))
+	res, err := cp.CheckpointIndexes(dir)
 	if err != nil {
-		s.log.Error("index checkpoint failed", "dir", dir, "err", err)
-		writeText(w, http.StatusInternalServerError, err.Error())
+		s.checkpointError(w, dir, err)
 		return
 	}
 	var dirs []any
@@ -62,4 +76,45 @@ func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 	s.log.Info("indexes checkpointed", "dir", dir, "directories", len(res), "duration", s.opts.Now().Sub(start))
 	writeJSON(w, http.StatusOK, jsonObject{{"checkpoint", "done"}, {"dir", dir}, {"directories", dirs},
 		{"durationMs", s.opts.Now().Sub(start).Milliseconds()}})
+}
+
+// checkpointError answers a failed index checkpoint: what the target
+// directory makes impossible (it exists, a component is not a directory,
+// the server may not write there, the name is too long, the file system is
+// read-only) is the client's choice, 400 or 409; a full file system 507;
+// the storage's own state as the data API answers it (503 when closing or
+// read-only); anything else is a server fault, 500.
+func (s *Service) checkpointError(w http.ResponseWriter, dir string, err error) {
+	msg := fmt.Sprintf("Index checkpoint under %s failed: %v", dir, err)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		writeText(w, http.StatusConflict, msg)
+	case errors.Is(err, syscall.ENOTDIR), errors.Is(err, syscall.ENAMETOOLONG), errors.Is(err, syscall.EACCES),
+		errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EROFS), errors.Is(err, syscall.ELOOP), errors.Is(err, syscall.EISDIR):
+		writeText(w, http.StatusBadRequest, msg)
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		writeText(w, http.StatusInsufficientStorage, msg)
+	case errors.Is(err, bookie.ErrClosed):
+		writeText(w, http.StatusServiceUnavailable, msg)
+	case errors.Is(err, bookie.ErrReadOnly):
+		readOnlyError(w, err)
+	default:
+		s.log.Error("index checkpoint failed", "dir", dir, "err", err)
+		writeText(w, http.StatusInternalServerError, msg)
+	}
+}
+
+// defaultDataDirs returns the directories of opts.Directories whose
+// metric labels are storage directories (<dir>/current): the configured
+// ledger and index directories, which no checkpoint may go into.
+func defaultDataDirs(dirs []Directory) []DataDir {
+	var out []DataDir
+	for _, d := range dirs {
+		for _, p := range []struct{ kind, path string }{{"ledger directory", d.LedgerDir}, {"index directory", d.IndexDir}} {
+			if filepath.Base(p.path) == "current" {
+				out = append(out, DataDir{Kind: p.kind, Path: filepath.Dir(p.path)})
+			}
+		}
+	}
+	return out
 }

@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"encoding/base64"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
+	"net/url"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/vfs"
@@ -21,8 +26,9 @@ const (
 )
 
 // DefaultMaxEntryBytes is the default limit of an entry's payload in a
-// PUT of the data API.
-const DefaultMaxEntryBytes = 16 << 20
+// PUT of the data API: upstream's default nettyMaxFrameSizeBytes (5 MiB),
+// which bounds what its bookies take in one request.
+const DefaultMaxEntryBytes = 5 << 20
 
 // LedgerStorage is what the data API needs from the bookie's storage;
 // *bookie.Storage implements it.
@@ -35,6 +41,20 @@ type LedgerStorage interface {
 	Metrics() []bookie.DirMetrics
 }
 
+// streamingStorage is a storage that reads an entry of known size from a
+// reader into the memory its write cache keeps (*bookie.Storage): a PUT's
+// body is then held once, not read whole and copied.
+type streamingStorage interface {
+	AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) error
+}
+
+// entrySizeLimiter is a storage that cannot take entries above a size
+// (*bookie.Storage: what a write cache holds); the data API's limit is
+// the smaller of that and Options.MaxEntryBytes.
+type entrySizeLimiter interface {
+	MaxEntrySize() int
+}
+
 // serveLedgerEntry writes (PUT) and reads (GET) one entry:
 // ?ledgerId=L&entryId=E. A PUT's body is the payload; it is durable after
 // the next checkpoint. A GET answers the payload, or 404; entryId -1 reads
@@ -45,32 +65,37 @@ func (s *Service) serveLedgerEntry(w http.ResponseWriter, r *http.Request) {
 		if !s.authorize(w, r) {
 			return
 		}
-		ledgerID, ok := queryID(w, r, "ledgerId", 0)
+		q, ok := parseQuery(w, r)
 		if !ok {
 			return
 		}
-		entryID, ok := queryID(w, r, "entryId", 0)
+		ledgerID, ok := queryID(w, q, "ledgerId", 0)
 		if !ok {
 			return
 		}
-		payload, ok := readBodyLimit(w, r, s.opts.MaxEntryBytes)
+		entryID, ok := queryID(w, q, "entryId", 0)
 		if !ok {
 			return
 		}
-		if err := s.opts.Storage.AddEntry(ledgerID, entryID, payload); err != nil {
-			s.storageError(w, r, err)
-			return
-		}
-		writeJSON(w, http.StatusOK, jsonObject{{"ledgerId", ledgerID}, {"entryId", entryID}, {"size", len(payload)}})
+		s.putEntry(w, r, ledgerID, entryID)
 	case http.MethodGet, http.MethodHead:
-		ledgerID, ok := queryID(w, r, "ledgerId", 0)
+		q, ok := parseQuery(w, r)
 		if !ok {
 			return
 		}
-		entryID, ok := queryID(w, r, "entryId", bookie.LastEntry)
+		ledgerID, ok := queryID(w, q, "ledgerId", 0)
 		if !ok {
 			return
 		}
+		entryID, ok := queryID(w, q, "entryId", bookie.LastEntry)
+		if !ok {
+			return
+		}
+		release, ok := s.admission.admitOp(w, r, opRead)
+		if !ok {
+			return
+		}
+		defer release()
 		var payload []byte
 		var err error
 		if entryID == bookie.LastEntry {
@@ -82,10 +107,86 @@ func (s *Service) serveLedgerEntry(w http.ResponseWriter, r *http.Request) {
 			s.storageError(w, r, err)
 			return
 		}
+		releaseBytes, ok := s.admission.admitBytes(w, r, opRead, int64(len(payload)))
+		if !ok {
+			return
+		}
+		defer releaseBytes()
 		writePayload(w, ledgerID, entryID, payload)
 	default:
 		methodNotServed(w, http.StatusNotFound, "GET, HEAD, PUT", msgLedgerEntryMethod)
 	}
+}
+
+// putEntry adds the body of r as the entry: it refuses a body without a
+// length (411) or above the limit (413) before reading it, waits for
+// admission (503 if none comes), and streams the body into the storage.
+func (s *Service) putEntry(w http.ResponseWriter, r *http.Request, ledgerID, entryID int64) {
+	size := r.ContentLength
+	switch {
+	case size < 0:
+		writeText(w, http.StatusLengthRequired, "Length required: a PUT of an entry must carry Content-Length (room for the body is reserved before it is read).")
+		return
+	case size > s.maxEntryBytes:
+		writeText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Entry too large: %d bytes, the limit is %d (nettyMaxFrameSizeBytes).", size, s.maxEntryBytes))
+		return
+	}
+	release, ok := s.admission.admitOp(w, r, opAdd)
+	if !ok {
+		return
+	}
+	defer release()
+	releaseBytes, ok := s.admission.admitBytes(w, r, opAdd, size)
+	if !ok {
+		return
+	}
+	defer releaseBytes()
+	body := &bodyReader{r: r.Body}
+	var err error
+	if st, ok := s.opts.Storage.(streamingStorage); ok {
+		err = st.AddEntryFrom(ledgerID, entryID, int(size), body)
+	} else {
+		payload := make([]byte, size)
+		if _, err = io.ReadFull(body, payload); err == nil {
+			err = s.opts.Storage.AddEntry(ledgerID, entryID, payload)
+		}
+	}
+	switch {
+	case body.err != nil:
+		// The client's side failed (it went away, or sent less than its
+		// Content-Length): nothing was added.
+		writeText(w, http.StatusBadRequest, "Failed to read request body: "+body.err.Error())
+		return
+	case body.eof && body.n < size:
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Failed to read request body: it ended after %d of its %d bytes (Content-Length).", body.n, size))
+		return
+	}
+	if err != nil {
+		s.storageError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, jsonObject{{"ledgerId", ledgerID}, {"entryId", entryID}, {"size", size}})
+}
+
+// bodyReader remembers how much its reader gave and how it ended, so
+// that a failed PUT can be told apart: the client's body, or the storage.
+type bodyReader struct {
+	r   io.Reader
+	n   int64
+	eof bool
+	err error // other than io.EOF
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	switch {
+	case err == io.EOF:
+		b.eof = true
+	case err != nil && b.err == nil:
+		b.err = err
+	}
+	return n, err
 }
 
 // serveLedgerLastEntry reads a ledger's last entry: ?ledgerId=L. It
@@ -94,15 +195,30 @@ func (s *Service) serveLedgerLastEntry(w http.ResponseWriter, r *http.Request) {
 	if !allowGet(w, r, msgLedgerLastEntryMethod) {
 		return
 	}
-	ledgerID, ok := queryID(w, r, "ledgerId", 0)
+	q, ok := parseQuery(w, r)
 	if !ok {
 		return
 	}
+	ledgerID, ok := queryID(w, q, "ledgerId", 0)
+	if !ok {
+		return
+	}
+	release, ok := s.admission.admitOp(w, r, opRead)
+	if !ok {
+		return
+	}
+	defer release()
 	entryID, payload, err := s.opts.Storage.GetLastEntry(ledgerID)
 	if err != nil {
 		s.storageError(w, r, err)
 		return
 	}
+	// The payload and its base64 text in the answer.
+	releaseBytes, ok := s.admission.admitBytes(w, r, opRead, int64(len(payload)+base64.StdEncoding.EncodedLen(len(payload))))
+	if !ok {
+		return
+	}
+	defer releaseBytes()
 	w.Header().Set("X-Entry-Id", strconv.FormatInt(entryID, 10))
 	writeJSON(w, http.StatusOK, jsonObject{{"ledgerId", ledgerID}, {"entryId", entryID}, {"size", len(payload)}, {"payload", payload}})
 }
@@ -118,7 +234,11 @@ func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
 	if !s.authorize(w, r) {
 		return
 	}
-	ledgerID, ok := queryID(w, r, "ledgerId", 0)
+	q, ok := parseQuery(w, r)
+	if !ok {
+		return
+	}
+	ledgerID, ok := queryID(w, q, "ledgerId", 0)
 	if !ok {
 		return
 	}
@@ -148,11 +268,47 @@ func (s *Service) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, jsonObject{{"checkpoint", "done"}, {"durationMs", s.opts.Now().Sub(start).Milliseconds()}})
 }
 
+// parseQuery parses the request's query string. A malformed one (a bad
+// %-escape, a ';' separator) and a parameter given more than once get 400
+// naming it: which of two ids a request means is not for the server to
+// guess (upstream's HTTP layer keeps the last silently; a proxy or an
+// audit log may have read the first).
+func parseQuery(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("Malformed query string %q: %v.", r.URL.RawQuery, err))
+		return nil, false
+	}
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if n := len(q[name]); n > 1 {
+			writeText(w, http.StatusBadRequest, fmt.Sprintf("Query parameter %s is given %d times (%s): give it once.", name, n, strings.Join(quoteAll(q[name]), ", ")))
+			return nil, false
+		}
+	}
+	return q, true
+}
+
+// quoteAll returns the values, quoted.
+func quoteAll(values []string) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = strconv.Quote(v)
+	}
+	return out
+}
+
 // queryID parses an id from the query: an integer from minimum (0, or
-// bookie.LastEntry where it means "the last entry") to MaxInt64. Anything
-// else is answered 400 with what is wrong, before the storage sees it.
-func queryID(w http.ResponseWriter, r *http.Request, name string, minimum int64) (int64, bool) {
-	v := r.URL.Query().Get(name)
+// bookie.LastEntry where it means "the last entry") to MaxInt64, in
+// decimal, as Java's Long.parseLong reads it (a sign and leading zeros
+// are accepted: -0 and +7 are 0 and 7). Anything else is answered 400
+// with what is wrong, before the storage sees it.
+func queryID(w http.ResponseWriter, q url.Values, name string, minimum int64) (int64, bool) {
+	v := q.Get(name)
 	if v == "" {
 		writeText(w, http.StatusBadRequest, fmt.Sprintf("Missing query parameter %s.", name))
 		return 0, false

@@ -94,12 +94,44 @@ type Options struct {
 	// suspend_compaction and resume_compaction endpoints act on them and
 	// gc_details reports them (the Directories in the same order).
 	GC GarbageCollector
-	// MaxEntryBytes limits the payload of a PUT of the data API; larger
-	// ones get 413. Zero means DefaultMaxEntryBytes.
+	// MaxEntryBytes limits the payload of a PUT of the data API
+	// (upstream's nettyMaxFrameSizeBytes); larger ones get 413, before
+	// their body is read when Content-Length says so. Zero means
+	// DefaultMaxEntryBytes. A storage that holds less (MaxEntrySize)
+	// lowers it.
 	MaxEntryBytes int64
 	// FS holds the Directories: /api/v1/bookie/info reports its
 	// DiskUsage. Nil: vfs.Default (the operating system).
 	FS vfs.FS
+	// MaxEntryBytesInFlight bounds the bytes of entry bodies the data
+	// API holds at once: PUT bodies (reserved, by Content-Length, before
+	// they are read) and answered payloads (see admission.go). A request
+	// beyond it waits up to AdmissionWait, then gets 503 with
+	// Retry-After. Zero means DefaultMaxEntryBytesInFlight; negative: no
+	// limit.
+	MaxEntryBytesInFlight int64
+	// MaxAddsInProgress and MaxReadsInProgress bound the entry PUTs and
+	// the entry reads in progress (upstream's maxAddsInProgressLimit and
+	// maxReadsInProgressLimit); 0 or negative: no limit, as upstream. A
+	// request beyond one waits up to AdmissionWait, then gets 503.
+	MaxAddsInProgress, MaxReadsInProgress int
+	// AdmissionWait is how long a data API request waits for room under
+	// those limits. Zero means DefaultAdmissionWait; negative: no wait.
+	AdmissionWait time.Duration
+	// BackupRoot, if set, is the directory under which index_checkpoint
+	// may write (indexCheckpointRootDirectory); empty: anywhere the rules
+	// of backup_path.go allow.
+	BackupRoot string
+	// DataDirs are the directories no index checkpoint may go into: the
+	// ledger, index and journal directories. Nil: those of Directories
+	// whose labels are <dir>/current (the storage's), as <dir>.
+	DataDirs []DataDir
+	// BackupFS is the file system the index checkpoint's target is
+	// checked on: the storage's. Nil: OSBackupFS when FS is the operating
+	// system's, else FS without symbolic links (VFSBackupFS). The
+	// kernel's file systems (/proc, /dev, /sys) are refused only on
+	// OSBackupFS.
+	BackupFS BackupFS
 }
 
 // Service is the admin HTTP API; see the package documentation.
@@ -120,6 +152,15 @@ type Service struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// admission bounds the data API's requests and bytes in flight;
+	// maxEntryBytes is the largest entry a PUT may carry.
+	admission     *admission
+	maxEntryBytes int64
+	// backupRules check index checkpoint targets; checkpointMu runs one
+	// index checkpoint at a time.
+	backupRules  backupRules
+	checkpointMu sync.Mutex
 
 	// mu guards closed and the compaction state of every directory.
 	mu     sync.Mutex
@@ -147,6 +188,12 @@ func New(opts Options) (*Service, error) {
 	if opts.MaxEntryBytes < 0 {
 		return nil, errors.Newf("httpapi: MaxEntryBytes %d is negative", opts.MaxEntryBytes)
 	}
+	if opts.MaxEntryBytesInFlight == 0 {
+		opts.MaxEntryBytesInFlight = DefaultMaxEntryBytesInFlight
+	}
+	if opts.AdmissionWait == 0 {
+		opts.AdmissionWait = DefaultAdmissionWait
+	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
@@ -163,10 +210,31 @@ func New(opts Options) (*Service, error) {
 		opts.FS = vfs.Default
 	}
 	s := &Service{
-		opts:     opts,
-		log:      opts.Logger,
-		registry: opts.Registry,
-		byPath:   make(map[string]*directory, len(opts.Directories)),
+		opts:          opts,
+		log:           opts.Logger,
+		registry:      opts.Registry,
+		byPath:        make(map[string]*directory, len(opts.Directories)),
+		admission:     newAdmission(&opts),
+		maxEntryBytes: opts.MaxEntryBytes,
+	}
+	s.backupRules = backupRules{fs: opts.BackupFS, root: opts.BackupRoot, data: opts.DataDirs}
+	if s.backupRules.fs == nil {
+		s.backupRules.fs = VFSBackupFS{FS: opts.FS}
+		if opts.FS == vfs.Default {
+			s.backupRules.fs = OSBackupFS{}
+		}
+	}
+	if _, ok := s.backupRules.fs.(OSBackupFS); ok {
+		s.backupRules.real = true
+	}
+	if s.backupRules.data == nil {
+		s.backupRules.data = defaultDataDirs(opts.Directories)
+	}
+	if opts.BackupRoot != "" && (!filepath.IsAbs(opts.BackupRoot) || filepath.Clean(opts.BackupRoot) != opts.BackupRoot) {
+		return nil, errors.Newf("httpapi: BackupRoot %q is not a clean absolute path", opts.BackupRoot)
+	}
+	if l, ok := opts.Storage.(entrySizeLimiter); ok {
+		s.maxEntryBytes = min(s.maxEntryBytes, int64(l.MaxEntrySize()))
 	}
 	for i, d := range opts.Directories {
 		if d.Index == nil {
@@ -199,6 +267,9 @@ func New(opts Options) (*Service, error) {
 		}
 		if err := s.registry.Register(newStateCollector(s)); err != nil {
 			return nil, errors.Wrap(err, "httpapi: registering the state metric")
+		}
+		if err := s.registry.Register(newAdmissionCollector(s.admission)); err != nil {
+			return nil, errors.Wrap(err, "httpapi: registering the admission metrics")
 		}
 	}
 	if opts.GC != nil {
