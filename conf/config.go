@@ -50,6 +50,37 @@ type Config struct {
 	// authentication (a proxy, a network policy). Default false: serve
 	// refuses to expose unauthenticated PUT and DELETE.
 	HTTPServerAllowUnauthenticated bool
+	// HTTPServerMaxEntryBytesInFlight (httpServerMaxEntryBytesInFlight,
+	// ours): the bytes of entry bodies the data API holds at once (PUT
+	// bodies reserved by their Content-Length before they are read,
+	// payloads being answered); a request beyond it waits briefly, then
+	// gets 503 with Retry-After. At least NettyMaxFrameSizeBytes. Default
+	// empty: a quarter of the write cache (128 MiB with its default), at
+	// least NettyMaxFrameSizeBytes.
+	HTTPServerMaxEntryBytesInFlight int64
+	// NettyMaxFrameSizeBytes (nettyMaxFrameSizeBytes): upstream's largest
+	// request; here the largest entry payload the data API takes (413
+	// beyond, before the body is read). Default 5242880 (5 MiB), as
+	// upstream.
+	NettyMaxFrameSizeBytes int64
+	// MaxAddsInProgressLimit and MaxReadsInProgressLimit
+	// (maxAddsInProgressLimit, maxReadsInProgressLimit): the data API's
+	// entry PUTs and reads in progress; a request beyond waits briefly,
+	// then gets 503 with Retry-After. 0 or negative: no limit. Default 0,
+	// as upstream.
+	MaxAddsInProgressLimit, MaxReadsInProgressLimit int
+	// IndexCheckpointRootDirectory (indexCheckpointRootDirectory, ours):
+	// when set, an absolute directory outside the data directories under
+	// which index_checkpoint?dir= must write. Default empty: anywhere
+	// outside the data directories (docs/operations.md, "Backup and
+	// restore").
+	IndexCheckpointRootDirectory string
+	// JournalDirectories and JournalDirectory (journalDirectories,
+	// journalDirectory): a bookie's journal directories. This storage has
+	// no journal; they are read only so that no index checkpoint goes into
+	// them. Default (ours) empty; upstream's is /tmp/bk-txn.
+	JournalDirectories []string
+	JournalDirectory   string
 
 	// LogLevel (logLevel, ours): the lowest level the service and the
 	// offline tools log, one of debug, info, warn, error. At debug, errors
@@ -267,6 +298,9 @@ func (c *Config) Validate() error {
 	if err := validateHost(c.HTTPServerHost); err != nil {
 		return err
 	}
+	if err := c.validateDataAPI(); err != nil {
+		return err
+	}
 	if c.PrometheusStatsLatencyRollover <= 0 {
 		return errors.Newf("prometheusStatsLatencyRolloverSeconds: %v is not positive", c.PrometheusStatsLatencyRollover)
 	}
@@ -355,6 +389,9 @@ const (
 	entryLogHeaderSize = 1024
 	// maxLogSizeLimit is BookKeeper's MAX_LOG_SIZE_LIMIT: 1 GiB.
 	maxLogSizeLimit = 1 << 30
+	// maxFrameSize bounds nettyMaxFrameSizeBytes: upstream reads it as
+	// a Java int.
+	maxFrameSize = 1<<31 - 1
 )
 
 // checksumTypeNames returns the values of RocksDB's ChecksumType enum.
@@ -386,6 +423,64 @@ func (r *RocksDBSettings) validate() error {
 			r.ChecksumType, strings.Join(checksumTypeNames(), ", "))
 	}
 	return nil
+}
+
+// validateDataAPI checks the data API's limits and the backup root.
+func (c *Config) validateDataAPI() error {
+	if c.NettyMaxFrameSizeBytes < 1 || c.NettyMaxFrameSizeBytes > maxFrameSize {
+		return errors.Newf("nettyMaxFrameSizeBytes: %d is out of range [1, %d]", c.NettyMaxFrameSizeBytes, int64(maxFrameSize))
+	}
+	if c.HTTPServerMaxEntryBytesInFlight < c.NettyMaxFrameSizeBytes {
+		return errors.Newf("httpServerMaxEntryBytesInFlight: %d is less than nettyMaxFrameSizeBytes (%d): the largest entry must fit in flight",
+			c.HTTPServerMaxEntryBytesInFlight, c.NettyMaxFrameSizeBytes)
+	}
+	root := c.IndexCheckpointRootDirectory
+	if root == "" {
+		return nil
+	}
+	if strings.IndexByte(root, 0) >= 0 || !filepath.IsAbs(root) || slices.Contains(strings.Split(root, "/"), "..") {
+		return errors.Newf("indexCheckpointRootDirectory: %q must be an absolute path without \"..\" components", root)
+	}
+	clean := filepath.Clean(root)
+	for _, d := range c.DataDirectories() {
+		abs, err := filepath.Abs(d.Path)
+		if err != nil {
+			return errors.Wrapf(err, "indexCheckpointRootDirectory: resolving %s %s", d.Kind, d.Path)
+		}
+		if within(clean, abs) || within(abs, clean) {
+			return errors.Newf("indexCheckpointRootDirectory: %s overlaps %s %s: backups go outside the data directories", root, d.Kind, d.Path)
+		}
+	}
+	return nil
+}
+
+// DataDirectory is a directory of the bookie's data: Kind is "ledger
+// directory", "index directory" or "journal directory".
+type DataDirectory struct {
+	Kind, Path string
+}
+
+// DataDirectories returns the ledger, index and journal directories as
+// configured: no backup may go into them.
+func (c *Config) DataDirectories() []DataDirectory {
+	var out []DataDirectory
+	for _, k := range []struct {
+		kind string
+		dirs []string
+	}{{"ledger directory", c.LedgerDirectories}, {"index directory", c.IndexDirectories}, {"journal directory", c.JournalDirectories}} {
+		for _, d := range k.dirs {
+			out = append(out, DataDirectory{k.kind, d})
+		}
+	}
+	if c.JournalDirectory != "" {
+		out = append(out, DataDirectory{"journal directory", c.JournalDirectory})
+	}
+	return out
+}
+
+// within reports whether the clean path p is dir or under it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
 // validateHost accepts a host name or IP address, without a port.

@@ -1,6 +1,7 @@
 package conf
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strconv"
@@ -32,16 +33,23 @@ func keySpecs() []keySpec {
 		dirsKey("ledgerDirectories", "data/ledgers", func(c *Config) *[]string { return &c.LedgerDirectories }),
 		dirsKey("indexDirectories", "", func(c *Config) *[]string { return &c.IndexDirectories }),
 		boolKey("allowStorageExpansion", "false", func(c *Config) *bool { return &c.AllowStorageExpansion }),
+		dirsKey("journalDirectories", "", func(c *Config) *[]string { return &c.JournalDirectories }),
+		stringKey("journalDirectory", "", func(c *Config) *string { return &c.JournalDirectory }),
 
 		boolKey("httpServerEnabled", "true", func(c *Config) *bool { return &c.HTTPServerEnabled }),
-		stringKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),
+		hostKey("httpServerHost", "127.0.0.1", func(c *Config) *string { return &c.HTTPServerHost }),
 		intKey("httpServerPort", "8080", 0, 65535, func(c *Config) *int { return &c.HTTPServerPort }),
 		stringKey("httpServerAuthTokenFile", "", func(c *Config) *string { return &c.HTTPServerAuthTokenFile }),
 		boolKey("httpServerAllowUnauthenticated", "false", func(c *Config) *bool { return &c.HTTPServerAllowUnauthenticated }),
+		optionalIntKey("httpServerMaxEntryBytesInFlight", 1, 1<<50, func(c *Config) *int64 { return &c.HTTPServerMaxEntryBytesInFlight }),
+		intKey("nettyMaxFrameSizeBytes", "5242880", 1, maxFrameSize, func(c *Config) *int64 { return &c.NettyMaxFrameSizeBytes }),
+		intKey("maxAddsInProgressLimit", "0", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.MaxAddsInProgressLimit }),
+		intKey("maxReadsInProgressLimit", "0", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.MaxReadsInProgressLimit }),
+		stringKey("indexCheckpointRootDirectory", "", func(c *Config) *string { return &c.IndexCheckpointRootDirectory }),
 
 		stringKey("statsProviderClass", "", func(c *Config) *string { return &c.StatsProviderClass }),
 		boolKey("prometheusStatsHttpEnable", "true", func(c *Config) *bool { return &c.PrometheusStatsHTTPEnable }),
-		stringKey("prometheusStatsHttpAddress", "0.0.0.0", func(c *Config) *string { return &c.PrometheusStatsHTTPAddress }),
+		hostKey("prometheusStatsHttpAddress", "0.0.0.0", func(c *Config) *string { return &c.PrometheusStatsHTTPAddress }),
 		intKey("prometheusStatsHttpPort", "8000", 0, 65535, func(c *Config) *int { return &c.PrometheusStatsHTTPPort }),
 		durationKey("prometheusStatsLatencyRolloverSeconds", "60", time.Second, func(c *Config) *time.Duration { return &c.PrometheusStatsLatencyRollover }),
 
@@ -211,6 +219,71 @@ func stringKey(name, def string, field func(*Config) *string) keySpec {
 		decode: func(c *Config, value string) error { *field(c) = value; return nil },
 		encode: func(c *Config) string { return *field(c) },
 	}
+}
+
+// hostKey is an address to bind: a host name or an IP address. IPv4
+// addresses are taken in the forms Java's InetAddress takes, which is how
+// upstream reads them (a, a.b, a.b.c and a.b.c.d in decimal, the last part
+// filling the remaining bytes: 127.1 is 127.0.0.1), and stored as the
+// dotted quad, which is the only form Go's resolver parses.
+func hostKey(name, def string, field func(*Config) *string) keySpec {
+	return keySpec{
+		name: name,
+		def:  def,
+		decode: func(c *Config, value string) error {
+			host, err := canonicalIPv4(value)
+			if err != nil {
+				return err
+			}
+			*field(c) = host
+			return nil
+		},
+		encode: func(c *Config) string { return *field(c) },
+	}
+}
+
+// canonicalIPv4 returns host as a dotted quad when it is an IPv4 address
+// in one of Java's numeric forms, and host unchanged when it is not
+// numeric (a name, an IPv6 address). A numeric host Java would not read
+// as an address (a part out of range, five parts, an empty part) is an
+// error, and so is a part with a leading zero: Java reads 0177 as decimal
+// 177, the C library and most tools as octal 127, so the address is
+// ambiguous.
+func canonicalIPv4(host string) (string, error) {
+	if host == "" || strings.Trim(host, "0123456789.") != "" {
+		return host, nil
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return "", errors.Newf("is not an IPv4 address: %d parts, at most 4", len(parts))
+	}
+	var addr [4]byte
+	for i, p := range parts {
+		if p == "" {
+			return "", errors.New("is not an IPv4 address: an empty part")
+		}
+		if len(p) > 1 && p[0] == '0' {
+			return "", errors.Newf("is ambiguous: BookKeeper (Java) reads the part %q as decimal, the C library and most tools as octal; write it without leading zeros", p)
+		}
+		last := i == len(parts)-1
+		bits := 8
+		if last {
+			bits = 8 * (4 - i)
+		}
+		n, err := strconv.ParseUint(p, 10, 64)
+		if err != nil || n >= 1<<bits {
+			return "", errors.Newf("is not an IPv4 address: the part %q is above %d", p, uint64(1)<<bits-1)
+		}
+		if !last {
+			addr[i] = byte(n)
+			continue
+		}
+		for j := 3; j >= i; j-- {
+			addr[j] = byte(n)
+			n >>= 8
+		}
+	}
+	return fmt.Sprintf("%d.%d.%d.%d", addr[0], addr[1], addr[2], addr[3]), nil
 }
 
 // choiceKey is one of a fixed set of words, matched exactly.

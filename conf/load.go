@@ -194,6 +194,9 @@ func Load(opts LoadOptions) (*Config, error) {
 	if c.DiskUsageLwmThreshold == 0 {
 		c.DiskUsageLwmThreshold = c.GC.DiskUsageThreshold
 	}
+	if c.HTTPServerMaxEntryBytesInFlight == 0 {
+		c.HTTPServerMaxEntryBytesInFlight = max(c.WriteCacheMaxSizeMB<<20/4, c.NettyMaxFrameSizeBytes)
+	}
 	if c.MinUsableSizeForEntryLogCreation == 0 {
 		c.MinUsableSizeForEntryLogCreation = c.LogSizeLimit / 5 * 6
 	}

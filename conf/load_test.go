@@ -51,6 +51,8 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		HTTPServerEnabled:               true,
 		HTTPServerHost:                  "127.0.0.1",
 		HTTPServerPort:                  8080,
+		HTTPServerMaxEntryBytesInFlight: 128 << 20,
+		NettyMaxFrameSizeBytes:          5 << 20,
 		LogFormat:                       "text",
 		PrometheusStatsHTTPEnable:       true,
 		PrometheusStatsHTTPAddress:      "0.0.0.0",

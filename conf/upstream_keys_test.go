@@ -10,14 +10,14 @@ import (
 // summed up in one line, a key close to one of ours gets a did-you-mean
 // warning, from the file and the environment.
 func TestUnusedKeysReported(t *testing.T) {
-	path := writeFile(t, "bk_server.conf", "journalDirectories=/j\nledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage\n"+
+	path := writeFile(t, "bk_server.conf", "journalMaxSizeMB=2048\nledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage\n"+
 		"bookiePort=3181\ngcWaitTme=1000\nflushIntervl=5\nmyOwnThing=1\nhttpServerPort=9090\n")
 	t.Setenv("BK_zkServers", "zk:2181")
 	t.Setenv("BK_httpServerHosst", "0.0.0.0")
 	c, err := Load(LoadOptions{Path: path, Environment: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"4 BookKeeper keys recognized but not used by bookie-index: bookiePort, journalDirectories, ledgerStorageClass, zkServers",
+		"4 BookKeeper keys recognized but not used by bookie-index: bookiePort, journalMaxSizeMB, ledgerStorageClass, zkServers",
 		"1 keys unknown to bookie-index and BookKeeper's bk_server.conf, ignored: myOwnThing",
 	}, c.UnusedKeys)
 	require.Equal(t, []string{
