@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,6 +179,13 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 		return errors.CombineErrors(err, closeIndexes())
 	}
 
+	// Memory the checkpoints free goes back to the system (memory_release.go).
+	releaseDone := make(chan struct{})
+	go func() {
+		defer close(releaseDone)
+		releaseMemory(ctx, storage, c.WriteCacheMaxSizeMB<<20, c.FlushInterval, log)
+	}()
+
 	periodicDone := make(chan struct{})
 	go func() {
 		defer close(periodicDone)
@@ -219,6 +227,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	}
 	svc.Close()
 	<-periodicDone
+	<-releaseDone
 	if err := closeIndexes(); err != nil {
 		log.Error("closing the storage", "err", err)
 		return errors.CombineErrors(serveErr, err)
@@ -328,15 +337,29 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storag
 	if err != nil || host == "" {
 		host = "localhost"
 	}
+	var dataDirs []httpapi.DataDir
+	for _, d := range c.DataDirectories() {
+		dataDirs = append(dataDirs, httpapi.DataDir{Kind: d.Kind, Path: d.Path})
+	}
+	backupRoot := c.IndexCheckpointRootDirectory
+	if backupRoot != "" {
+		backupRoot = filepath.Clean(backupRoot)
+	}
 	return httpapi.New(httpapi.Options{
-		Directories:      dirs,
-		BookieID:         host,
-		AuthToken:        token,
-		EnableStatistics: c.EnableStatistics,
-		Settings:         withEffectiveOptions(c.Settings(), storage),
-		Storage:          storage,
-		GC:               storage,
-		Registry:         registry,
-		Logger:           log,
+		Directories:           dirs,
+		BookieID:              host,
+		AuthToken:             token,
+		EnableStatistics:      c.EnableStatistics,
+		Settings:              withEffectiveOptions(c.Settings(), storage),
+		Storage:               storage,
+		GC:                    storage,
+		Registry:              registry,
+		Logger:                log,
+		MaxEntryBytes:         c.NettyMaxFrameSizeBytes,
+		MaxEntryBytesInFlight: c.HTTPServerMaxEntryBytesInFlight,
+		MaxAddsInProgress:     c.MaxAddsInProgressLimit,
+		MaxReadsInProgress:    c.MaxReadsInProgressLimit,
+		BackupRoot:            backupRoot,
+		DataDirs:              dataDirs,
 	})
 }
