@@ -47,8 +47,25 @@
 // A write rejected because the write cache stayed full, or refused by a
 // read-only storage (a full or failing disk, or forced), gets 503 with
 // Retry-After and the reason; a bad id 400 with what is wrong (ids are 0 to 2^63-1: a
-// negative, out-of-range or non-integer one); a payload above
-// Options.MaxEntryBytes 413.
+// negative, out-of-range or non-integer one, read as Java's Long.parseLong
+// reads it); a query parameter given twice, or a malformed query, 400; a
+// PUT without Content-Length 411, and one above Options.MaxEntryBytes
+// (upstream's nettyMaxFrameSizeBytes) 413 before its body is read.
+//
+// Admission control (admission.go) bounds what the data API holds: the
+// bytes of entry bodies in flight (Options.MaxEntryBytesInFlight; a PUT
+// reserves its Content-Length before reading the body, which streams into
+// the write cache, and a read its payload while it answers it), and the
+// adds and reads in progress (Options.MaxAddsInProgress and
+// MaxReadsInProgress: upstream's maxAddsInProgressLimit and
+// maxReadsInProgressLimit). A request that does not fit waits
+// Options.AdmissionWait in line, then gets 503 with Retry-After.
+//
+// index_checkpoint writes only into a directory that follows the rules of
+// backup_path.go: a clean absolute path, symbolic links resolved, outside
+// the kernel's file systems and every data directory, under
+// Options.BackupRoot if set; 400 naming the rule otherwise, 409 when a
+// checkpoint is there already.
 // The storage's statistics are exported with upstream's DbLedgerStorage
 // names (bookie_SERVER_STATUS: 1 writable, 0 read-only; bookie_add_entry, bookie_read_entry, bookie_flush,
 // bookie_flush_entrylog, bookie_flush_locations_index, bookie_write_cache_hits,

@@ -193,7 +193,7 @@ func (b *syncBuffer) String() string {
 // TestServeInProcess runs serve in-process (so that -race sees it), with
 // the periodic compaction on, and stops it by cancelling its context.
 func TestServeInProcess(t *testing.T) {
-	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1", "journalDirectories=/tmp/journal", "flushIntervl=5")
+	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1", "journalMaxSizeMB=2048", "flushIntervl=5")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr syncBuffer
@@ -229,7 +229,7 @@ func TestServeInProcess(t *testing.T) {
 	require.Equal(t, 2, strings.Count(stderr.String(), `msg="entry location index effective options"`), stderr.String())
 	require.Contains(t, stderr.String(), "writeBufferSize=4194304")
 	// The keys the file sets that serve does not use.
-	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys recognized but not used by bookie-index: journalDirectories"`)
+	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys recognized but not used by bookie-index: journalMaxSizeMB"`)
 	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)
 	require.Contains(t, stderr.String(), `is not used by bookie-index; did you mean \"flushInterval\"?`)
 
