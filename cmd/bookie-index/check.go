@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/check"
@@ -21,7 +21,7 @@ func runCheck(args []string, stdout, stderr io.Writer) error {
 }
 
 func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
-	c, err := loadConfigCommand("check", "Checks every ledger directory of the configuration offline: stop\n"+
+	tool, err := loadOfflineTool("check", "Checks every ledger directory of the configuration offline: stop\n"+
 		"'bookie-index serve' first (a directory it holds is refused). Every entry log\n"+
 		"is scanned to its end, and every location of the entry location index must\n"+
 		"name an intact record of its entry, of a ledger the ledgers index holds, at\n"+
@@ -34,39 +34,25 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 	if err != nil {
 		return err
 	}
-	engine, _, err := c.EntryLocationOptions()
-	if err != nil {
-		return errors.Wrap(err, "entry location options")
-	}
-	// The engines' own lines would interleave with the findings; keep
-	// their warnings.
-	log, err := newLogger(c, stderr, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
+	c := tool.c
 	n := len(c.LedgerDirectories)
-	failed, withProblems := 0, 0
-	for i := range c.LedgerDirectories {
-		prefix := fmt.Sprintf("check [%d/%d] %s", i+1, n, c.LedgerDirectories[i])
-		last := time.Now()
+	withProblems := 0
+	failed := eachDirectory(context.Background(), "check", c.LedgerDirectories, stderr, func(i int, prefix string) error {
+		due := progressThrottle(progressEvery)
 		res, err := check.Directory(check.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
-			Engine:    engine,
-			Logger:    log,
+			Engine:    tool.engine,
+			Logger:    tool.log,
 			Progress: func(p check.Progress) {
-				if time.Since(last) < progressEvery {
-					return
+				if due(false) {
+					fmt.Fprintf(stderr, "%s: %d/%d entry logs scanned (%d records), %d locations verified, %s\n",
+						prefix, p.LogsDone, p.Logs, p.Records, p.Locations, p.Elapsed.Round(time.Millisecond))
 				}
-				last = time.Now()
-				fmt.Fprintf(stderr, "%s: %d/%d entry logs scanned (%d records), %d locations verified, %s\n",
-					prefix, p.LogsDone, p.Logs, p.Records, p.Locations, p.Elapsed.Round(time.Millisecond))
 			},
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			failed++
-			continue
+			return err
 		}
 		for _, f := range res.Findings {
 			severity := "problem"
@@ -82,7 +68,8 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 		if res.Problems() > 0 {
 			withProblems++
 		}
-	}
+		return nil
+	})
 	switch {
 	case failed > 0 && withProblems > 0:
 		return errors.Newf("%d of %d directories could not be checked, %d have problems", failed, n, withProblems)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -20,28 +21,29 @@ func runCheckLedgersIndex(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	failed := 0
+	paths := make([]string, len(c.IndexDirectories))
 	for i, indexDir := range c.IndexDirectories {
-		path := filepath.Join(indexDir, "current", "ledgers")
-		prefix := fmt.Sprintf("check-ledgers-index [%d/%d] %s", i+1, len(c.IndexDirectories), path)
-		res, err := checkLedgersIndexDir(indexDir, path, stderr)
+		paths[i] = filepath.Join(indexDir, "current", "ledgers")
+	}
+	withProblems := 0
+	failed := eachDirectory(context.Background(), "check-ledgers-index", paths, stderr, func(i int, prefix string) error {
+		res, err := checkLedgersIndexDir(c.IndexDirectories[i], paths[i], stderr)
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			failed++
-			continue
+			return err
 		}
 		summary := fmt.Sprintf("%d records: %d ledgers exist, %d fenced, %d awaiting a purge", res.Records, res.Existing, res.Fenced, res.PurgePending)
 		if len(res.Problems) == 0 {
 			fmt.Fprintf(stdout, "%s: OK, %s\n", prefix, summary)
-			continue
+			return nil
 		}
-		failed++
+		withProblems++
 		fmt.Fprintf(stdout, "%s: %d problem(s), %s\n", prefix, len(res.Problems), summary)
 		for _, p := range res.Problems {
 			fmt.Fprintf(stdout, "  %s\n", p)
 		}
-	}
-	if failed > 0 {
+		return nil
+	})
+	if failed += withProblems; failed > 0 {
 		return errors.Newf("%d of %d ledgers indexes failed the check", failed, len(c.IndexDirectories))
 	}
 	return nil

@@ -32,7 +32,7 @@ func runCompact(args []string, stdout, stderr io.Writer) error {
 
 func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEvery time.Duration) error {
 	var dir string
-	c, err := loadConfigCommand("compact", "Fully compacts the entry location index of every ledger directory of the\n"+
+	tool, err := loadOfflineTool("compact", "Fully compacts the entry location index of every ledger directory of the\n"+
 		"configuration, offline: stop 'bookie-index serve' (or the bookie) first. With\n"+
 		"--dir, only the index in DIR (an entry location index directory, such as\n"+
 		"<indexDir>/current/locations), with the configuration's engine options.", args, stderr,
@@ -42,38 +42,17 @@ func compactAll(ctx context.Context, args []string, stderr io.Writer, progressEv
 	if err != nil {
 		return err
 	}
-	engine, _, err := c.EntryLocationOptions()
-	if err != nil {
-		return errors.Wrap(err, "entry location options")
-	}
-	// The index's and engine's own lines would interleave with the
-	// progress lines; by default keep only their warnings.
-	log, err := newLogger(c, stderr, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
-	paths := c.LocationsPaths()
+	paths := tool.c.LocationsPaths()
 	if dir != "" {
 		paths = []string{dir}
 	}
-	failed := 0
-	for i, path := range paths {
-		prefix := fmt.Sprintf("compact [%d/%d] %s", i+1, len(paths), path)
-		if err := compactOne(ctx, path, engine, c.EnableStatistics, log, stderr, prefix, progressEvery); err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			failed++
-		}
-		if ctx.Err() != nil {
-			break
-		}
-	}
+	failed := eachDirectory(ctx, "compact", paths, stderr, func(i int, prefix string) error {
+		return compactOne(ctx, paths[i], tool.engine, tool.c.EnableStatistics, tool.log, stderr, prefix, progressEvery)
+	})
 	if ctx.Err() != nil {
 		return errors.New("interrupted")
 	}
-	if failed > 0 {
-		return errors.Newf("%d of %d directories failed", failed, len(paths))
-	}
-	return nil
+	return directoriesFailed(failed, len(paths))
 }
 
 // compactOne compacts the index at path, printing where it starts, how it

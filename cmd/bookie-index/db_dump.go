@@ -16,16 +16,26 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
+// dumpArgs parses the arguments of a dump (DIR and flags) and takes DIR's
+// lock for reading: a live process's files change under the dump.
+func dumpArgs(args []string, stderr io.Writer, fs *flag.FlagSet) ([]string, func(), error) {
+	pos, err := dbArgs(args, stderr, fs, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := lockForReading(pos[0], stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pos, unlock, nil
+}
+
 // dbManifest prints every edit of the manifest CURRENT names, one line per
 // edit and one per table it adds or removes.
 func dbManifest(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db manifest", flag.ContinueOnError)
 	asHex := fs.Bool("hex", false, "print keys in hex")
-	pos, err := dbArgs(args, stderr, fs, 1)
-	if err != nil {
-		return err
-	}
-	unlock, err := lockForReading(pos[0], stderr) // a live process's files change under the dump
+	pos, unlock, err := dumpArgs(args, stderr, fs)
 	if err != nil {
 		return err
 	}
@@ -84,11 +94,7 @@ func dbWAL(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("db wal", flag.ContinueOnError)
 	asHex := fs.Bool("hex", false, "print keys and values in hex")
 	ops := fs.Bool("ops", true, "print each operation (false: one line per batch)")
-	pos, err := dbArgs(args, stderr, fs, 1)
-	if err != nil {
-		return err
-	}
-	unlock, err := lockForReading(pos[0], stderr) // a live process's files change under the dump
+	pos, unlock, err := dumpArgs(args, stderr, fs)
 	if err != nil {
 		return err
 	}

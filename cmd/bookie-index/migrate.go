@@ -1,14 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/migrate"
-	"github.com/cockroachdb/errors"
 )
 
 // migrateProgressEvery is how often migrate reports a directory's
@@ -36,7 +35,7 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
 	var clearLimbo bool
 	var samples int
-	c, err := loadConfigCommand("migrate", migrateHelp, args, stderr,
+	tool, err := loadOfflineTool("migrate", migrateHelp, args, stderr,
 		commandFlags{synopsis: "[--clear-limbo] [--samples N]", register: func(fs *flag.FlagSet) {
 			fs.BoolVar(&clearLimbo, "clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
 			fs.IntVar(&samples, "samples", migrate.DefaultSamples, "locations looked up in both databases before the switch (negative: none)")
@@ -44,30 +43,20 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 	if err != nil {
 		return err
 	}
-	engine, _, err := c.EntryLocationOptions()
-	if err != nil {
-		return errors.Wrap(err, "entry location options")
-	}
-	log, err := newLogger(c, stderr, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
-	n := len(c.IndexDirectories)
-	failed := 0
-	for i, dir := range c.IndexDirectories {
-		prefix := fmt.Sprintf("migrate [%d/%d] %s", i+1, n, dir)
-		last, phase := time.Now(), ""
+	dirs := tool.c.IndexDirectories
+	failed := eachDirectory(context.Background(), "migrate", dirs, stderr, func(i int, prefix string) error {
+		due, phase := progressThrottle(progressEvery), ""
 		res, err := migrate.FromRocksDB(migrate.Options{
-			IndexDir:   dir,
-			Engine:     engine,
+			IndexDir:   dirs[i],
+			Engine:     tool.engine,
 			ClearLimbo: clearLimbo,
 			Samples:    samples,
-			Logger:     log,
+			Logger:     tool.log,
 			Progress: func(p migrate.Progress) {
-				if p.Phase == phase && time.Since(last) < progressEvery {
+				if !due(p.Phase != phase) {
 					return
 				}
-				phase, last = p.Phase, time.Now()
+				phase = p.Phase
 				switch p.Phase {
 				case "ledgers":
 					fmt.Fprintf(stderr, "%s: reading the ledgers database: %d ledgers\n", prefix, p.Ledgers)
@@ -81,18 +70,16 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 			},
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, err)
-			failed++
-			continue
+			return err
 		}
 		switch {
 		case res.NothingToDo:
 			fmt.Fprintf(stdout, "%s: nothing to do: %s\n", prefix, res.Reason)
-			continue
+			return nil
 		case res.Resumed:
 			fmt.Fprintf(stdout, "%s: finished the switch an interrupted run had verified; RocksDB databases at %s and %s\n",
 				prefix, res.LocationsBackupPath, res.LedgersBackupPath)
-			continue
+			return nil
 		}
 		for _, t := range res.Torn {
 			fmt.Fprintf(stdout, "%s: warning: %s\n", prefix, t)
@@ -106,9 +93,7 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 		fmt.Fprintf(stdout, "%s: done in %s: %d ledgers (%d deleted dropped), %d locations in %d tables, %d locations of %d ledgers no longer held purged, %d skipped, %d verified by lookup; RocksDB databases at %s and %s\n",
 			prefix, res.Duration.Round(time.Millisecond), res.Ledgers, res.DeletedLedgers, res.Entries, res.Tables,
 			res.PurgedEntries, res.PurgedLedgers, res.Skipped, res.Verified, res.LocationsBackupPath, res.LedgersBackupPath)
-	}
-	if failed > 0 {
-		return errors.Newf("%d of %d directories failed", failed, n)
-	}
-	return nil
+		return nil
+	})
+	return directoriesFailed(failed, len(dirs))
 }

@@ -1,14 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/rebuild"
-	"github.com/cockroachdb/errors"
 )
 
 // rebuildProgressEvery is how often rebuild reports a directory's scan.
@@ -22,7 +21,7 @@ func runRebuild(args []string, stdout, stderr io.Writer) error {
 
 func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) error {
 	var rebuildLedgers bool
-	c, err := loadConfigCommand("rebuild", "Rebuilds the entry location index of every ledger directory of the configuration\n"+
+	tool, err := loadOfflineTool("rebuild", "Rebuilds the entry location index of every ledger directory of the configuration\n"+
 		"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
 		"moved aside as <indexDir>/current/locations.BACKUP-<timestamp>; only ledgers the\n"+
 		"ledgers index holds are indexed, and of several copies of an entry the last\n"+
@@ -36,40 +35,28 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 	if err != nil {
 		return err
 	}
-	engine, _, err := c.EntryLocationOptions()
-	if err != nil {
-		return errors.Wrap(err, "entry location options")
-	}
-	log, err := newLogger(c, stderr, slog.LevelWarn)
-	if err != nil {
-		return err
-	}
+	c := tool.c
 	paths := c.LocationsPaths()
-	failed := 0
-	for i := range c.LedgerDirectories {
-		prefix := fmt.Sprintf("rebuild [%d/%d] %s", i+1, len(paths), paths[i])
+	failed := eachDirectory(context.Background(), "rebuild", paths, stderr, func(i int, prefix string) error {
 		fmt.Fprintf(stderr, "%s: scanning the entry logs of %s\n", prefix, c.LedgerDirectories[i])
-		last := time.Now()
+		due := progressThrottle(progressEvery)
 		res, err := rebuild.LocationsIndex(rebuild.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
-			Engine:    engine,
-			Logger:    log,
+			Engine:    tool.engine,
+			Logger:    tool.log,
 
 			RebuildLedgersIndex: rebuildLedgers,
 			Progress: func(p rebuild.Progress) {
-				if time.Since(last) < progressEvery && p.LogsDone < p.Logs {
+				if !due(p.LogsDone >= p.Logs) {
 					return
 				}
-				last = time.Now()
 				fmt.Fprintf(stderr, "%s: %d/%d entry logs scanned (last %x.log), %d records, %d to index, %s\n",
 					prefix, p.LogsDone, p.Logs, p.LogID, p.Records, p.Indexed, p.Elapsed.Round(time.Millisecond))
 			},
 		})
 		if err != nil {
-			fmt.Fprintf(stderr, "%s: %v\n", prefix, inUse(err))
-			failed++
-			continue
+			return inUse(err)
 		}
 		for _, torn := range res.TornLogs {
 			fmt.Fprintf(stderr, "%s: warning: %s\n", prefix, torn)
@@ -94,9 +81,7 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 		}
 		fmt.Fprintf(stderr, "%s: done in %s: %d entry logs, %d records, %d entries of %d ledgers in %d tables (%d sorted runs); old index: %s\n",
 			prefix, res.Duration.Round(time.Millisecond), res.Logs, res.Records, res.Entries, res.Ledgers, res.Tables, res.Runs, backup)
-	}
-	if failed > 0 {
-		return errors.Newf("%d of %d directories failed", failed, len(paths))
-	}
-	return nil
+		return nil
+	})
+	return directoriesFailed(failed, len(paths))
 }
