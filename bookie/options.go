@@ -96,6 +96,12 @@ type Options struct {
 	// service shuts down then, as upstream does), and SetReadOnly(true)
 	// is refused. Default false: the storage turns read-only.
 	ReadOnlyModeDisabled bool
+	// ForceReadOnly is forceReadOnlyBookie=true: the storage opens
+	// read-only and stays so (upstream's ReadOnlyBookie): writes are
+	// refused, reads, deletions, checkpoints and compactions go on, and
+	// SetReadOnly(false) is refused. It needs the read-only mode
+	// (ReadOnlyModeDisabled false).
+	ForceReadOnly bool
 	// DiskUsageThreshold (diskUsageThreshold): a ledger or index
 	// directory whose file system is more used than this fraction turns
 	// the storage read-only. In (0, 1); default
@@ -294,6 +300,9 @@ func (r *resolved) resolveReadOnly() error {
 	}
 	if r.MinUsableSizeForEntryLogCreation == 0 {
 		r.MinUsableSizeForEntryLogCreation = r.LogSizeLimit / 5 * 6
+	}
+	if r.ForceReadOnly && r.ReadOnlyModeDisabled {
+		return errors.Wrap(ErrInvalidArgument, "bookie: ForceReadOnly (forceReadOnlyBookie) needs the read-only mode, which ReadOnlyModeDisabled (readOnlyModeEnabled=false) turns off")
 	}
 	return nil
 }

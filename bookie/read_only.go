@@ -70,6 +70,8 @@ type readOnlyState struct {
 
 	mu     sync.Mutex
 	forced bool
+	// forcedByConfig is Options.ForceReadOnly: read-only for good.
+	forcedByConfig bool
 	// full are the directories over the threshold (path → why).
 	full map[string]string
 	// failed are the directories whose writes failed (path → error).
@@ -117,6 +119,9 @@ func (s *readOnlyState) get() (bool, string) {
 // s.mu is held; notify runs after it is released by the caller's defer.
 func (s *readOnlyState) updateLocked() (changed bool) {
 	var reasons []string
+	if s.forcedByConfig {
+		reasons = append(reasons, "forced read-only by forceReadOnlyBookie=true")
+	}
 	if s.forced {
 		reasons = append(reasons, "forced read-only by an operator")
 	}
@@ -207,10 +212,16 @@ func (s *Storage) ReadOnly() (bool, string) { return s.ro.get() }
 // at the disk; a directory over the usage threshold stays read-only (the
 // disks are checked again first, so that the answer is current). It
 // returns the resulting state. With ReadOnlyModeDisabled, forcing
-// read-only is an error matching ErrInvalidArgument.
+// read-only is an error matching ErrInvalidArgument; so is making a
+// storage opened with ForceReadOnly writable (upstream's answer to a
+// forceReadOnlyBookie bookie).
 func (s *Storage) SetReadOnly(readOnly bool) (bool, string, error) {
 	if readOnly && s.opts.ReadOnlyModeDisabled {
 		return false, "", errors.Wrap(ErrInvalidArgument, "bookie: read-only mode is disabled (readOnlyModeEnabled=false)")
+	}
+	if !readOnly && s.opts.ForceReadOnly {
+		return true, "", errors.Wrap(ErrInvalidArgument, "bookie: the storage is forced read-only by forceReadOnlyBookie=true and cannot be made writable "+
+			"(upstream: \"Bookie is in forceReadOnly mode, cannot transit to writable mode\")")
 	}
 	if !readOnly {
 		s.CheckDisks()

@@ -314,6 +314,54 @@ func TestReadOnlyForced(t *testing.T) {
 	require.NoError(t, s.Close())
 }
 
+// TestReadOnlyForceReadOnlyBookie: a storage opened with ForceReadOnly
+// (forceReadOnlyBookie) is read-only from its open, through disk checks
+// and restarts, reads and checkpoints go on, and it cannot be made
+// writable (upstream refuses that too); it needs the read-only mode.
+func TestReadOnlyForceReadOnlyBookie(t *testing.T) {
+	disks := &fakeDisks{used: 0.5}
+	var notes []bool
+	env := readOnlyEnv(disks, &notes)
+	s := env.open(t)
+	m := map[int64][]byte{}
+	addModel(t, s, m, 0, 10, 1)
+	require.NoError(t, s.Close())
+
+	env.addTweak(func(o *Options) { o.ForceReadOnly = true })
+	s = env.open(t)
+	ro, reason := s.ReadOnly()
+	require.True(t, ro)
+	require.Equal(t, "forced read-only by forceReadOnlyBookie=true", reason)
+	requireWritesRefused(t, s, m)
+	s.CheckDisks()
+	ro, _, err := s.SetReadOnly(false)
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.Contains(t, err.Error(), "cannot be made writable")
+	require.True(t, ro)
+	ro, _ = s.ReadOnly()
+	require.True(t, ro)
+	// Forcing it again is a no-op; a full disk adds its reason.
+	ro, _, err = s.SetReadOnly(true)
+	require.NoError(t, err)
+	require.True(t, ro)
+	disks.set(0.95)
+	s.CheckDisks()
+	_, reason = s.ReadOnly()
+	require.Contains(t, reason, "forceReadOnlyBookie")
+	require.Contains(t, reason, "over diskUsageThreshold")
+	disks.set(0.5)
+	s.CheckDisks()
+	requireWritesRefused(t, s, m)
+	require.NoError(t, s.Checkpoint())
+	require.Equal(t, []bool{true}, notes, "read-only from the open, never writable")
+	require.NoError(t, s.Close())
+
+	env.addTweak(func(o *Options) { o.ReadOnlyModeDisabled = true })
+	_, err = Open(env.options())
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.Contains(t, err.Error(), "ForceReadOnly (forceReadOnlyBookie) needs the read-only mode")
+}
+
 // TestReadOnlyOptions: thresholds out of range are refused, as upstream
 // refuses them.
 func TestReadOnlyOptions(t *testing.T) {

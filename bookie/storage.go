@@ -59,6 +59,9 @@ func Open(opts *Options) (_ *Storage, err error) {
 	}
 	s := &Storage{opts: r, ro: newReadOnlyState(r.Logger, r.OnReadOnly), stop: make(chan struct{})}
 	s.ro.recheck = s.recheckNoSpace
+	if r.ForceReadOnly {
+		s.ro.run(func() { s.ro.forcedByConfig = true })
+	}
 	defer func() {
 		if err != nil {
 			for _, opened := range s.dirs {

@@ -81,6 +81,24 @@ type Config struct {
 	// them. Default (ours) empty; upstream's is /tmp/bk-txn.
 	JournalDirectories []string
 	JournalDirectory   string
+	// HTTPServerTLSEnable (httpServerTlsEnable) serves the admin API over
+	// TLS with the key and certificate of HTTPServerKeyStorePath, and
+	// requires client certificates issued by one of
+	// HTTPServerTrustStorePath's certificates, as upstream's admin server
+	// does. Default false.
+	HTTPServerTLSEnable bool
+	// HTTPServerKeyStorePath (httpServerKeyStorePath): a PKCS#12 key
+	// store holding the admin server's private key and its certificate
+	// chain; HTTPServerKeyStorePassword (httpServerKeyStorePassword)
+	// opens it. Required with HTTPServerTLSEnable. A JKS key store is
+	// refused (convert it to PKCS#12 with keytool).
+	HTTPServerKeyStorePath, HTTPServerKeyStorePassword string
+	// HTTPServerTrustStorePath (httpServerTrustStorePath): a PKCS#12
+	// trust store of the certificates that issue client certificates;
+	// HTTPServerTrustStorePassword (httpServerTrustStorePassword) opens
+	// it, and when empty the key store's password is tried too, as
+	// upstream falls back to it. Required with HTTPServerTLSEnable.
+	HTTPServerTrustStorePath, HTTPServerTrustStorePassword string
 
 	// LogLevel (logLevel, ours): the lowest level the service and the
 	// offline tools log, one of debug, info, warn, error. At debug, errors
@@ -171,6 +189,11 @@ type Config struct {
 	// Default 30.
 	IdleCompactionDelay time.Duration
 
+	// ForceReadOnlyBookie (forceReadOnlyBookie): the storage starts
+	// read-only and stays so: writes are refused, reads go on, and it
+	// cannot be made writable over the admin API (upstream's
+	// ReadOnlyBookie). Needs ReadOnlyModeEnabled. Default false.
+	ForceReadOnlyBookie bool
 	// ReadOnlyModeEnabled (readOnlyModeEnabled): a full or failing
 	// directory turns the storage read-only (writes refused, reads go
 	// on); false: the service shuts down instead, as upstream does.
@@ -268,15 +291,108 @@ type RocksDBSettings struct {
 
 // Validate checks every field and the rules between them: upstream's
 // (index and ledger directory counts match; an enabled
-// entryLocationCompactionInterval is at least gcWaitTime) and ours (no
-// directory twice, a readable token file, engine options in range). Errors
-// name the key.
+// entryLocationCompactionInterval is at least gcWaitTime;
+// forceReadOnlyBookie needs readOnlyModeEnabled) and ours (no directory
+// twice, a readable token file and key stores, engine options in range).
+// Every problem is reported, one per line; each names its key.
 func (c *Config) Validate() error {
+	var p problems
+	c.validate(&p)
+	return p.err("")
+}
+
+// validate adds every problem of the configuration to p.
+func (c *Config) validate(p *problems) {
+	add := func(err error) {
+		if err != nil {
+			p.list = append(p.list, err.Error())
+		}
+	}
+	c.validateDirectories(p)
+	add(validateHost(c.HTTPServerHost))
+	add(c.validateDataAPI())
+	if c.PrometheusStatsLatencyRollover <= 0 {
+		p.addf("prometheusStatsLatencyRolloverSeconds: %v is not positive", c.PrometheusStatsLatencyRollover)
+	}
+	if c.HTTPServerPort < 0 || c.HTTPServerPort > 65535 {
+		p.addf("httpServerPort: %d is out of range [0, 65535] (0 picks a free port)", c.HTTPServerPort)
+	}
+	if c.GCWaitTime <= 0 {
+		p.addf("gcWaitTime: %d ms must be positive", c.GCWaitTime.Milliseconds())
+	} else {
+		add(c.GC.validate(c.GCWaitTime))
+		if c.EntryLocationCompactionInterval > 0 && c.EntryLocationCompactionInterval < c.GCWaitTime {
+			p.addf("entryLocationCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms); use at least %d seconds, or -1 to disable (upstream: \"entryLocationCompactionInterval should be >= gcWaitTime.\")",
+				int64(c.EntryLocationCompactionInterval/time.Second), c.GCWaitTime.Milliseconds(),
+				int64((c.GCWaitTime+time.Second-1)/time.Second))
+		}
+	}
+	if c.FlushInterval <= 0 {
+		p.addf("flushInterval: %d ms must be positive", c.FlushInterval.Milliseconds())
+	}
+	if c.MaxOperationNumbersInSingleRocksdbWriteBatch < 1 {
+		p.addf("maxOperationNumbersInSingleRocksdbWriteBatch: %d must be at least 1", c.MaxOperationNumbersInSingleRocksdbWriteBatch)
+	}
+	if c.LogSizeLimit <= entryLogHeaderSize || c.LogSizeLimit > maxLogSizeLimit {
+		p.addf("logSizeLimit: %d is out of range (%d, %d]: an entry log needs room past its %d-byte header, and upstream caps it at 1 GiB",
+			c.LogSizeLimit, entryLogHeaderSize, maxLogSizeLimit, entryLogHeaderSize)
+	}
+	for _, mb := range []struct {
+		name string
+		v    int64
+	}{{"dbStorage_writeCacheMaxSizeMb", c.WriteCacheMaxSizeMB}, {"dbStorage_readAheadCacheMaxSizeMb", c.ReadAheadCacheMaxSizeMB}} {
+		if mb.v < 1 || mb.v > maxMB {
+			p.addf("%s: %d is out of range [1, %d] (MiB)", mb.name, mb.v, maxMB)
+		}
+	}
+	if c.ReadAheadCacheBatchSize < 1 {
+		p.addf("dbStorage_readAheadCacheBatchSize: %d must be at least 1", c.ReadAheadCacheBatchSize)
+	}
+	if c.ReadAheadCacheBatchBytesSize < -1 || c.ReadAheadCacheBatchBytesSize == 0 {
+		p.addf("dbStorage_readAheadCacheBatchBytesSize: %d must be positive, or -1 for no byte limit", c.ReadAheadCacheBatchBytesSize)
+	}
+	if c.MaxThrottleTime < 0 {
+		p.addf("dbStorage_maxThrottleTimeMs: %d must not be negative", c.MaxThrottleTime.Milliseconds())
+	}
+	c.validateReadOnly(p)
+	if err := c.RocksDB.validate(); err != nil {
+		add(err)
+	} else if _, _, err := c.bookieConfOptions(); err != nil {
+		add(err)
+	}
+	if c.HTTPServerAuthTokenFile != "" {
+		_, err := c.ReadAuthToken()
+		add(err)
+	}
+	if c.HTTPServerTLSEnable {
+		c.validateTLS(p)
+	}
+}
+
+// validateTLS checks that TLS has its two stores, and reads them.
+func (c *Config) validateTLS(p *problems) {
+	if c.HTTPServerKeyStorePath == "" {
+		p.addf("%s", errNoKeyStore)
+	}
+	if c.HTTPServerTrustStorePath == "" {
+		p.addf("%s", errNoTrustStore)
+	}
+	if c.HTTPServerKeyStorePath != "" && c.HTTPServerTrustStorePath != "" {
+		if _, err := c.AdminTLSConfig(); err != nil {
+			p.list = append(p.list, err.Error())
+		}
+	}
+}
+
+// validateDirectories checks the directory lists: at least one, paired,
+// none twice.
+func (c *Config) validateDirectories(p *problems) {
 	if len(c.LedgerDirectories) == 0 {
-		return errors.New("ledgerDirectories: at least one directory is required")
+		p.addf("ledgerDirectories: at least one directory is required")
+		return
 	}
 	if len(c.IndexDirectories) != len(c.LedgerDirectories) {
-		return errors.Newf("indexDirectories: %d directories but ledgerDirectories has %d; index directory i serves ledger directory i, so the counts must match (upstream: \"ledger and index dirs size not matched\")",
+		p.addf("indexDirectories: %d directories but ledgerDirectories has %d; index directory i serves ledger directory i, so the counts must match (upstream: \"ledger and index dirs size not matched\")",
 			len(c.IndexDirectories), len(c.LedgerDirectories))
 	}
 	for _, k := range []struct {
@@ -286,98 +402,37 @@ func (c *Config) Validate() error {
 		seen := map[string]bool{}
 		for _, d := range k.dirs {
 			if d == "" {
-				return errors.Newf("%s: empty directory name", k.name)
+				p.addf("%s: empty directory name", k.name)
+				continue
 			}
 			clean := filepath.Clean(d)
 			if seen[clean] {
-				return errors.Newf("%s: %q is listed twice; each directory holds one index", k.name, d)
+				p.addf("%s: %q is listed twice; each directory holds one index", k.name, d)
 			}
 			seen[clean] = true
 		}
 	}
-	if err := validateHost(c.HTTPServerHost); err != nil {
-		return err
-	}
-	if err := c.validateDataAPI(); err != nil {
-		return err
-	}
-	if c.PrometheusStatsLatencyRollover <= 0 {
-		return errors.Newf("prometheusStatsLatencyRolloverSeconds: %v is not positive", c.PrometheusStatsLatencyRollover)
-	}
-	if c.HTTPServerPort < 0 || c.HTTPServerPort > 65535 {
-		return errors.Newf("httpServerPort: %d is out of range [0, 65535] (0 picks a free port)", c.HTTPServerPort)
-	}
-	if c.GCWaitTime <= 0 {
-		return errors.Newf("gcWaitTime: %d ms must be positive", c.GCWaitTime.Milliseconds())
-	}
-	if err := c.GC.validate(c.GCWaitTime); err != nil {
-		return err
-	}
-	if c.FlushInterval <= 0 {
-		return errors.Newf("flushInterval: %d ms must be positive", c.FlushInterval.Milliseconds())
-	}
-	if c.EntryLocationCompactionInterval > 0 && c.EntryLocationCompactionInterval < c.GCWaitTime {
-		return errors.Newf("entryLocationCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms); use at least %d seconds, or -1 to disable (upstream: \"entryLocationCompactionInterval should be >= gcWaitTime.\")",
-			int64(c.EntryLocationCompactionInterval/time.Second), c.GCWaitTime.Milliseconds(),
-			int64((c.GCWaitTime+time.Second-1)/time.Second))
-	}
-	if c.MaxOperationNumbersInSingleRocksdbWriteBatch < 1 {
-		return errors.Newf("maxOperationNumbersInSingleRocksdbWriteBatch: %d must be at least 1", c.MaxOperationNumbersInSingleRocksdbWriteBatch)
-	}
-	if c.LogSizeLimit <= entryLogHeaderSize || c.LogSizeLimit > maxLogSizeLimit {
-		return errors.Newf("logSizeLimit: %d is out of range (%d, %d]: an entry log needs room past its %d-byte header, and upstream caps it at 1 GiB",
-			c.LogSizeLimit, entryLogHeaderSize, maxLogSizeLimit, entryLogHeaderSize)
-	}
-	for _, mb := range []struct {
-		name string
-		v    int64
-	}{{"dbStorage_writeCacheMaxSizeMb", c.WriteCacheMaxSizeMB}, {"dbStorage_readAheadCacheMaxSizeMb", c.ReadAheadCacheMaxSizeMB}} {
-		if mb.v < 1 || mb.v > maxMB {
-			return errors.Newf("%s: %d is out of range [1, %d] (MiB)", mb.name, mb.v, maxMB)
-		}
-	}
-	if c.ReadAheadCacheBatchSize < 1 {
-		return errors.Newf("dbStorage_readAheadCacheBatchSize: %d must be at least 1", c.ReadAheadCacheBatchSize)
-	}
-	if c.ReadAheadCacheBatchBytesSize < -1 || c.ReadAheadCacheBatchBytesSize == 0 {
-		return errors.Newf("dbStorage_readAheadCacheBatchBytesSize: %d must be positive, or -1 for no byte limit", c.ReadAheadCacheBatchBytesSize)
-	}
-	if c.MaxThrottleTime < 0 {
-		return errors.Newf("dbStorage_maxThrottleTimeMs: %d must not be negative", c.MaxThrottleTime.Milliseconds())
-	}
-	if err := c.validateReadOnly(); err != nil {
-		return err
-	}
-	if err := c.RocksDB.validate(); err != nil {
-		return err
-	}
-	if _, _, err := c.bookieConfOptions(); err != nil {
-		return err
-	}
-	if c.HTTPServerAuthTokenFile != "" {
-		if _, err := c.ReadAuthToken(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // validateReadOnly checks the read-only mode's keys with upstream's rules
-// (LedgerDirsMonitor's: a low-water mark not above the threshold).
-func (c *Config) validateReadOnly() error {
+// (LedgerDirsMonitor's: a low-water mark not above the threshold;
+// ReadOnlyBookie's: a forced read-only start needs read-only mode).
+func (c *Config) validateReadOnly(p *problems) {
 	// The threshold and warn threshold are checked with the garbage
 	// collector's keys (GCConfig.validate).
 	t, l := c.GC.DiskUsageThreshold, c.DiskUsageLwmThreshold
 	if l <= 0 || l > t {
-		return errors.Newf("diskUsageLwmThreshold: %g is not valid: it must be > 0 and at most diskUsageThreshold (%g)", l, t)
+		p.addf("diskUsageLwmThreshold: %g is not valid: it must be > 0 and at most diskUsageThreshold (%g)", l, t)
 	}
 	if c.DiskCheckInterval <= 0 {
-		return errors.Newf("diskCheckInterval: %d ms must be positive", c.DiskCheckInterval.Milliseconds())
+		p.addf("diskCheckInterval: %d ms must be positive", c.DiskCheckInterval.Milliseconds())
 	}
 	if c.MinUsableSizeForEntryLogCreation < 0 {
-		return errors.Newf("minUsableSizeForEntryLogCreation: %d must not be negative", c.MinUsableSizeForEntryLogCreation)
+		p.addf("minUsableSizeForEntryLogCreation: %d must not be negative", c.MinUsableSizeForEntryLogCreation)
 	}
-	return nil
+	if c.ForceReadOnlyBookie && !c.ReadOnlyModeEnabled {
+		p.addf("forceReadOnlyBookie: true needs readOnlyModeEnabled=true, which is false (upstream: \"Try to init ReadOnly Bookie, while ReadOnly mode is not enabled\")")
+	}
 }
 
 // Limits of our own, and upstream's entry log limits.

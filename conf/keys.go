@@ -24,7 +24,13 @@ type keySpec struct {
 	decode func(c *Config, value string) error
 	// encode writes the field back as a properties value.
 	encode func(c *Config) string
+	// secret keys (passwords) are never shown: Settings reports a set
+	// one as hiddenValue.
+	secret bool
 }
+
+// hiddenValue stands for a secret key's value in Settings.
+const hiddenValue = "(hidden)"
 
 // keySpecs returns every key Load honours, in the order of the embedded
 // bk_server.conf and docs/configuration.md.
@@ -46,6 +52,11 @@ func keySpecs() []keySpec {
 		intKey("maxAddsInProgressLimit", "0", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.MaxAddsInProgressLimit }),
 		intKey("maxReadsInProgressLimit", "0", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.MaxReadsInProgressLimit }),
 		stringKey("indexCheckpointRootDirectory", "", func(c *Config) *string { return &c.IndexCheckpointRootDirectory }),
+		boolKey("httpServerTlsEnable", "false", func(c *Config) *bool { return &c.HTTPServerTLSEnable }),
+		stringKey("httpServerKeyStorePath", "", func(c *Config) *string { return &c.HTTPServerKeyStorePath }),
+		secretKey("httpServerKeyStorePassword", func(c *Config) *string { return &c.HTTPServerKeyStorePassword }),
+		stringKey("httpServerTrustStorePath", "", func(c *Config) *string { return &c.HTTPServerTrustStorePath }),
+		secretKey("httpServerTrustStorePassword", func(c *Config) *string { return &c.HTTPServerTrustStorePassword }),
 
 		stringKey("statsProviderClass", "", func(c *Config) *string { return &c.StatsProviderClass }),
 		boolKey("prometheusStatsHttpEnable", "true", func(c *Config) *bool { return &c.PrometheusStatsHTTPEnable }),
@@ -71,6 +82,7 @@ func keySpecs() []keySpec {
 		durationKey("dbStorage_maxThrottleTimeMs", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.MaxThrottleTime }),
 		durationKey("dbStorage_idleCompactionDelaySeconds", "30", time.Second, func(c *Config) *time.Duration { return &c.IdleCompactionDelay }),
 
+		boolKey("forceReadOnlyBookie", "false", func(c *Config) *bool { return &c.ForceReadOnlyBookie }),
 		boolKey("readOnlyModeEnabled", "true", func(c *Config) *bool { return &c.ReadOnlyModeEnabled }),
 		optionalFloatKey("diskUsageLwmThreshold", func(c *Config) *float64 { return &c.DiskUsageLwmThreshold }),
 		durationKey("diskCheckInterval", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.DiskCheckInterval }),
@@ -284,6 +296,13 @@ func canonicalIPv4(host string) (string, error) {
 		}
 	}
 	return fmt.Sprintf("%d.%d.%d.%d", addr[0], addr[1], addr[2], addr[3]), nil
+}
+
+// secretKey is a string key whose value (a password) Settings hides.
+func secretKey(name string, field func(*Config) *string) keySpec {
+	k := stringKey(name, "", field)
+	k.secret = true
+	return k
 }
 
 // choiceKey is one of a fixed set of words, matched exactly.

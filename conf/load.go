@@ -101,7 +101,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			fileValues[key] = p.value
 			fileLines[key] = p.line
 		} else {
-			unused = append(unused, unusedKey{p.key, fmt.Sprintf("%s:%d", name, p.line)})
+			unused = append(unused, unusedKey{key: p.key, value: p.value, source: fmt.Sprintf("%s:%d", name, p.line)})
 		}
 	}
 	if err := v.MergeConfigMap(fileValues); err != nil {
@@ -112,7 +112,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	// rejects a variable that names one of our keys in the wrong case.
 	if opts.Environment {
 		for _, kv := range os.Environ() {
-			varName, _, _ := strings.Cut(kv, "=")
+			varName, value, _ := strings.Cut(kv, "=")
 			if !strings.HasPrefix(varName, EnvPrefix) {
 				continue
 			}
@@ -120,7 +120,8 @@ func Load(opts LoadOptions) (*Config, error) {
 			if err != nil {
 				probs.addf("environment variable %s: %v", varName, err)
 			} else if !known {
-				unused = append(unused, unusedKey{strings.TrimPrefix(varName, EnvPrefix), "environment variable " + varName})
+				unused = append(unused, unusedKey{key: strings.TrimPrefix(varName, EnvPrefix), value: value,
+					source: "environment variable " + varName, env: true})
 			}
 		}
 		for _, s := range specs {
@@ -144,7 +145,12 @@ func Load(opts LoadOptions) (*Config, error) {
 			continue
 		}
 		if !known {
-			if near := nearestKey(k, Keys()); near != "" {
+			// An upstream key is taken as a file takes it (and noted the
+			// same way); any other key is a mistake on a command line,
+			// which nothing else shares.
+			if isUpstreamKey(strings.TrimSpace(k)) {
+				unused = append(unused, unusedKey{key: strings.TrimSpace(k), value: opts.Overrides[k], source: "override"})
+			} else if near := nearestKnownKey(k); near != "" {
 				probs.addf("override: unknown key %q; did you mean %q? (the keys are listed in docs/configuration.md)", k, near)
 			} else {
 				probs.addf("override: unknown key %q (the keys are listed in docs/configuration.md)", k)
@@ -173,7 +179,12 @@ func Load(opts LoadOptions) (*Config, error) {
 		return "default"
 	}
 
+	// Decode every key; a value that does not decode is a problem, and
+	// its key takes its default, so that the validation below still
+	// reports the problems of the other keys (its findings about a key
+	// already reported are left out).
 	c := &Config{Source: name}
+	failed := map[string]bool{}
 	for _, s := range specs {
 		raw := strings.TrimSpace(v.GetString(s.name))
 		value := raw
@@ -182,12 +193,11 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 		if err := s.decode(c, value); err != nil {
 			probs.addf("%s: %q %v (from %s)", s.name, raw, err, source(s.name))
+			failed[s.name] = true
+			_ = s.decode(c, s.def) // TestDefaultsDecode: every default decodes
 		}
 	}
-	if err := probs.err("configuration"); err != nil {
-		return nil, err
-	}
-	c.UnusedKeys, c.KeyWarnings = keyNotes(unused, Keys())
+	c.UnusedKeys, c.KeyWarnings = keyNotes(unused)
 	if c.IndexDirectories == nil {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}
@@ -200,7 +210,14 @@ func Load(opts LoadOptions) (*Config, error) {
 	if c.MinUsableSizeForEntryLogCreation == 0 {
 		c.MinUsableSizeForEntryLogCreation = c.LogSizeLimit / 5 * 6
 	}
-	if err := c.Validate(); err != nil {
+	var invalid problems
+	c.validate(&invalid)
+	for _, msg := range invalid.list {
+		if key, _, _ := strings.Cut(msg, ":"); !failed[key] {
+			probs.list = append(probs.list, msg)
+		}
+	}
+	if err := probs.err(""); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -241,12 +258,16 @@ func ParseOverride(arg string) (key, value string, err error) {
 
 // Settings returns every key Load honours with its effective value, as it
 // would be written in bk_server.conf (for logs and the server_config
-// endpoint). The token file's path is included, never the token.
+// endpoint). The token file's path is included, never the token, and a
+// password set is shown as "(hidden)".
 func (c *Config) Settings() map[string]string {
 	specs := keySpecs()
 	m := make(map[string]string, len(specs))
 	for _, s := range specs {
 		m[s.name] = s.encode(c)
+		if s.secret && m[s.name] != "" {
+			m[s.name] = hiddenValue
+		}
 	}
 	return m
 }

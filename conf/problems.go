@@ -17,13 +17,17 @@ func (p *problems) addf(format string, args ...any) {
 }
 
 // err returns nil, the one problem, or every problem of the file called
-// name, one per line.
+// name (of the configuration, when name is empty: the caller names it),
+// one per line.
 func (p *problems) err(name string) error {
 	switch len(p.list) {
 	case 0:
 		return nil
 	case 1:
 		return errors.New(p.list[0])
+	}
+	if name == "" {
+		return errors.Newf("%d problems:\n  %s", len(p.list), strings.Join(p.list, "\n  "))
 	}
 	return errors.Newf("%s: %d problems:\n  %s", name, len(p.list), strings.Join(p.list, "\n  "))
 }

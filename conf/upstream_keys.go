@@ -2,6 +2,7 @@ package conf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -82,54 +83,133 @@ func upstreamKeys() []string {
 
 // unusedKey is a key a source set that Load does not use.
 type unusedKey struct {
-	key, source string
+	key, value, source string
+	// env: from the environment, where BK_* variables that name no key
+	// are common (the scripts' BK_HOME, BK_USER).
+	env bool
 }
 
-// keyNotes describes the keys the sources set that Load does not use: one
-// line listing the upstream keys recognized but not used here, and a
-// did-you-mean warning for each other key close to one of ours (a typo
-// would otherwise leave a setting at its default without a word). Keys
-// neither upstream's nor close to ours are listed in one line too.
-func keyNotes(unused []unusedKey, ours []string) (summary []string, warnings []string) {
-	upstream := map[string]bool{}
-	for _, k := range upstreamKeys() {
-		upstream[k] = true
+// ignoredKey is an upstream key of the ledger storage or of its admin
+// server that bookie-index does not honour. Set to anything but upstream's
+// default (def; empty: any value set), it gets a warning saying why.
+type ignoredKey struct {
+	def, why string
+}
+
+// ignoredKeys are the upstream keys that would change what the storage
+// does and that bookie-index does not honour. The rest of upstream's keys
+// configure the other parts of a bookie (journal, metadata store, client
+// protocol, the other ledger storages) and are only listed at start.
+func ignoredKeys() map[string]ignoredKey {
+	return map[string]ignoredKey{
+		"entryLogPerLedgerEnabled": {"false", "the ledgers of a directory share its entry logs; one entry log per ledger is not implemented"},
+		"flushEntrylogBytes":       {"0", "entry logs are flushed and synced at each checkpoint (flushInterval), not every so many bytes"},
+		"useTransactionalCompaction": {"false", "entry-log compaction has one mode: live entries are copied into the log being written, " +
+			"their locations move in the index, then the old log is removed (docs/operations.md, \"Entry-log garbage collection\")"},
+		"useTargetEntryLogSizeForGc":              {"false", "a log's live fraction is its live bytes over its own size"},
+		"forceAllowCompaction":                    {"false", "a forced garbage collection compacts only the kinds of compaction enabled by their threshold and interval"},
+		"persistBookieStatusEnabled":              {"false", "the read-only state is not persisted: a restart starts writable (forceReadOnlyBookie=true starts read-only)"},
+		"allowMultipleDirsUnderSameDiskPartition": {"true", "directories on one disk partition are not detected; list one directory per disk"},
+		"minUsableSizeForHighPriorityWrites":      {"", "a read-only storage refuses every add, recovery's high-priority ones included"},
+		"readOnlyModeOnAnyDiskFullEnabled": {"true", "any full directory turns the storage read-only (upstream's behaviour when true, its default): " +
+			"a ledger's entries stay in its directory"},
+		"minUsableSizeForIndexFileCreation": {"", "it sizes the index files of upstream's interleaved ledger storage, which this storage does not have"},
+		"sanityCheckMetricsEnabled":         {"false", "there is no bookie_SERVER_SANITY gauge: upstream's sanity check writes and reads a ledger through a bookie client"},
+		"ledgerStorageClass": {dbLedgerStorageClass, "bookie-index is a DbLedgerStorage: a bookie that ran another ledger storage " +
+			"(interleaved or sorted) keeps index files it cannot read"},
 	}
-	var recognized, other []string
+}
+
+// dbLedgerStorageClass is the ledger storage bookie-index is.
+const dbLedgerStorageClass = "org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage"
+
+// isUpstreamKey reports whether key is one of upstream's bk_server.conf.
+func isUpstreamKey(key string) bool {
+	return slices.Contains(upstreamKeys(), key)
+}
+
+// keyNotes describes the keys the sources set that Load does not use.
+// Warnings: an upstream key that would change what the storage does, set
+// to anything but its default (ignoredKeys, with why); a key neither ours
+// nor upstream's (a typo would otherwise leave a setting at its default
+// without a word), with the known key closest to it. Summary lines (INFO):
+// the upstream keys of the other parts of a bookie, and environment
+// variables BK_* that name no key and are close to none.
+func keyNotes(unused []unusedKey) (summary []string, warnings []string) {
+	ignored := ignoredKeys()
+	var recognized, otherEnv []string
 	seen := map[string]bool{}
 	for _, u := range unused {
 		if seen[u.key] {
 			continue
 		}
 		seen[u.key] = true
-		if upstream[u.key] {
+		if k, ok := ignored[u.key]; ok {
+			if v := strings.TrimSpace(u.value); v != "" && !sameValue(v, k.def) {
+				warnings = append(warnings, fmt.Sprintf("%s: %s=%s has no effect in bookie-index: %s", u.source, u.key, v, k.why))
+			} else {
+				recognized = append(recognized, u.key)
+			}
+			continue
+		}
+		if isUpstreamKey(u.key) {
 			recognized = append(recognized, u.key)
 			continue
 		}
-		if near := nearestKey(u.key, ours); near != "" {
-			warnings = append(warnings, fmt.Sprintf("%s: key %q is not used by bookie-index; did you mean %q?", u.source, u.key, near))
-			continue
+		near := nearestKnownKey(u.key)
+		switch {
+		case near == "" && u.env:
+			otherEnv = append(otherEnv, EnvPrefix+u.key)
+		case near == "":
+			warnings = append(warnings, fmt.Sprintf("%s: unknown key %q (neither bookie-index's nor BookKeeper's), ignored", u.source, u.key))
+		case slices.Contains(Keys(), near):
+			warnings = append(warnings, fmt.Sprintf("%s: unknown key %q, ignored; did you mean %q?", u.source, u.key, near))
+		default:
+			warnings = append(warnings, fmt.Sprintf("%s: unknown key %q, ignored; did you mean %q (a BookKeeper key that bookie-index does not use)?", u.source, u.key, near))
 		}
-		other = append(other, u.key)
 	}
 	sort.Strings(recognized)
-	sort.Strings(other)
+	sort.Strings(otherEnv)
 	if len(recognized) > 0 {
-		summary = append(summary, fmt.Sprintf("%d BookKeeper keys recognized but not used by bookie-index: %s", len(recognized), strings.Join(recognized, ", ")))
+		summary = append(summary, fmt.Sprintf("%d BookKeeper keys of the rest of a bookie, not used by bookie-index: %s", len(recognized), strings.Join(recognized, ", ")))
 	}
-	if len(other) > 0 {
-		summary = append(summary, fmt.Sprintf("%d keys unknown to bookie-index and BookKeeper's bk_server.conf, ignored: %s", len(other), strings.Join(other, ", ")))
+	if len(otherEnv) > 0 {
+		summary = append(summary, fmt.Sprintf("%d environment variables %s* that name no key, ignored: %s", len(otherEnv), EnvPrefix, strings.Join(otherEnv, ", ")))
 	}
 	return summary, warnings
 }
 
-// nearestKey returns the key of ours closest to key, if it is close enough
-// to be a typo (an edit distance of at most a third of its length, and 3),
-// or "".
-func nearestKey(key string, ours []string) string {
-	best, bestDist := "", min(len(key)/3, 3)+1
-	for _, k := range ours {
-		if d := editDistance(strings.ToLower(k), strings.ToLower(key)); d < bestDist {
+// sameValue reports whether a value set is the default def: booleans in
+// any of their spellings, other values as written.
+func sameValue(value, def string) bool {
+	if a, ok := parsePropertyBool(value); ok {
+		b, ok := parsePropertyBool(def)
+		return ok && a == b
+	}
+	return value == def
+}
+
+// nearestKnownKey returns the key, ours or upstream's, closest to key if
+// it is close enough to be a mistake for it, or "".
+func nearestKnownKey(key string) string {
+	return nearestKey(key, append(Keys(), upstreamKeys()...))
+}
+
+// nearestKey returns the key of known closest to key, if it is close
+// enough to be a typo (an edit distance of at most a third of its length,
+// and 3) or a longer or shorter spelling of it (one contains the other,
+// entryLogSizeLimit for logSizeLimit), or "". Ties go to the first.
+func nearestKey(key string, known []string) string {
+	lower := strings.ToLower(key)
+	best, bestDist := "", -1
+	for _, k := range known {
+		kl := strings.ToLower(k)
+		d := editDistance(kl, lower)
+		isClose := d <= min(len(key)/3, 3)
+		if !isClose && min(len(kl), len(lower)) >= 6 && (strings.Contains(kl, lower) || strings.Contains(lower, kl)) {
+			isClose = true
+		}
+		if isClose && (bestDist < 0 || d < bestDist) {
 			best, bestDist = k, d
 		}
 	}

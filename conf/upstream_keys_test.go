@@ -1,29 +1,41 @@
 package conf
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
-// TestUnusedKeysReported: upstream keys bookie-index does not use are
-// summed up in one line, a key close to one of ours gets a did-you-mean
-// warning, from the file and the environment.
+// TestUnusedKeysReported: upstream keys of the rest of a bookie are
+// summed up in one line; an upstream key of the storage that bookie-index
+// does not honour, set to anything but its default, gets a warning saying
+// why; a key neither ours nor upstream's gets a warning, with the known key
+// closest to it; from the file and the environment.
 func TestUnusedKeysReported(t *testing.T) {
 	path := writeFile(t, "bk_server.conf", "journalMaxSizeMB=2048\nledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage\n"+
-		"bookiePort=3181\ngcWaitTme=1000\nflushIntervl=5\nmyOwnThing=1\nhttpServerPort=9090\n")
+		"bookiePort=3181\ngcWaitTme=1000\nflushIntervl=5\nmyOwnThing=1\nhttpServerPort=9090\nentryLogSizeLimit=1000000\n"+
+		"entryLogPerLedgerEnabled=true\nflushEntrylogBytes=0\npersistBookieStatusEnabled=Off\nallowMultipleDirsUnderSameDiskPartition=no\n"+
+		"zkServres=zk\n")
 	t.Setenv("BK_zkServers", "zk:2181")
 	t.Setenv("BK_httpServerHosst", "0.0.0.0")
+	t.Setenv("BK_HOME", "/opt/bookkeeper")
 	c, err := Load(LoadOptions{Path: path, Environment: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"4 BookKeeper keys recognized but not used by bookie-index: bookiePort, journalMaxSizeMB, ledgerStorageClass, zkServers",
-		"1 keys unknown to bookie-index and BookKeeper's bk_server.conf, ignored: myOwnThing",
+		"6 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, flushEntrylogBytes, journalMaxSizeMB, " +
+			"ledgerStorageClass, persistBookieStatusEnabled, zkServers",
+		"1 environment variables BK_* that name no key, ignored: BK_HOME",
 	}, c.UnusedKeys)
 	require.Equal(t, []string{
-		path + `:4: key "gcWaitTme" is not used by bookie-index; did you mean "gcWaitTime"?`,
-		path + `:5: key "flushIntervl" is not used by bookie-index; did you mean "flushInterval"?`,
-		`environment variable BK_httpServerHosst: key "httpServerHosst" is not used by bookie-index; did you mean "httpServerHost"?`,
+		path + `:4: unknown key "gcWaitTme", ignored; did you mean "gcWaitTime"?`,
+		path + `:5: unknown key "flushIntervl", ignored; did you mean "flushInterval"?`,
+		path + `:6: unknown key "myOwnThing" (neither bookie-index's nor BookKeeper's), ignored`,
+		path + `:8: unknown key "entryLogSizeLimit", ignored; did you mean "logSizeLimit"?`,
+		path + `:9: entryLogPerLedgerEnabled=true has no effect in bookie-index: the ledgers of a directory share its entry logs; one entry log per ledger is not implemented`,
+		path + `:12: allowMultipleDirsUnderSameDiskPartition=no has no effect in bookie-index: directories on one disk partition are not detected; list one directory per disk`,
+		path + `:13: unknown key "zkServres", ignored; did you mean "zkServers" (a BookKeeper key that bookie-index does not use)?`,
+		`environment variable BK_httpServerHosst: unknown key "httpServerHosst", ignored; did you mean "httpServerHost"?`,
 	}, c.KeyWarnings)
 
 	// The embedded file sets only our keys.
@@ -33,16 +45,40 @@ func TestUnusedKeysReported(t *testing.T) {
 	require.Empty(t, c.KeyWarnings)
 }
 
+// TestOverridesTakeUpstreamKeys: --set takes every key a file takes,
+// noted the same way; a key neither ours nor upstream's is an error there
+// (nothing else shares a command line).
+func TestOverridesTakeUpstreamKeys(t *testing.T) {
+	c, err := Load(LoadOptions{Overrides: map[string]string{"zkServers": "zk:2181", "entryLogPerLedgerEnabled": "true", "forceReadOnlyBookie": "true"}})
+	require.NoError(t, err)
+	require.True(t, c.ForceReadOnlyBookie)
+	require.Equal(t, []string{"1 BookKeeper keys of the rest of a bookie, not used by bookie-index: zkServers"}, c.UnusedKeys)
+	require.Equal(t, []string{"override: entryLogPerLedgerEnabled=true has no effect in bookie-index: " +
+		"the ledgers of a directory share its entry logs; one entry log per ledger is not implemented"}, c.KeyWarnings)
+
+	_, err = Load(LoadOptions{Overrides: map[string]string{"entryLogSizeLimit": "1"}})
+	require.ErrorContains(t, err, `override: unknown key "entryLogSizeLimit"; did you mean "logSizeLimit"?`)
+	_, err = Load(LoadOptions{Overrides: map[string]string{"zkServres": "zk"}})
+	require.ErrorContains(t, err, `override: unknown key "zkServres"; did you mean "zkServers"?`)
+}
+
 // TestLoadAllErrors: every problem of the sources is reported at once,
-// one per line.
+// one per line, the values that do not decode and the rules between keys
+// alike.
 func TestLoadAllErrors(t *testing.T) {
-	path := writeFile(t, "bk_server.conf", "httpServerPort=http\nGCWaitTime=5\nflushInterval=soon\n")
+	path := writeFile(t, "bk_server.conf", "httpServerPort=http\nGCWaitTime=5\nflushInterval=soon\nentryLocationCompactionInterval=60\n"+
+		"forceReadOnlyBookie=true\nreadOnlyModeEnabled=false\n")
 	_, err := Load(LoadOptions{Path: path, Overrides: map[string]string{"gcWaitTme": "1"}})
 	require.Error(t, err)
 	msg := err.Error()
-	require.Contains(t, msg, "configuration: 4 problems:\n")
+	require.True(t, strings.HasPrefix(msg, "6 problems:\n"), msg)
 	require.Contains(t, msg, path+`:2: key "GCWaitTime": keys are case-sensitive; did you mean "gcWaitTime"?`)
 	require.Contains(t, msg, `override: unknown key "gcWaitTme"; did you mean "gcWaitTime"?`)
 	require.Contains(t, msg, `httpServerPort: "http" `)
 	require.Contains(t, msg, `flushInterval: "soon" `)
+	require.Contains(t, msg, `entryLocationCompactionInterval: 60 seconds is shorter than gcWaitTime`)
+	require.Contains(t, msg, `forceReadOnlyBookie: true needs readOnlyModeEnabled=true`)
+	// A key whose value did not decode is validated at its default: no
+	// second problem about it.
+	require.NotContains(t, msg, "flushInterval: 0")
 }

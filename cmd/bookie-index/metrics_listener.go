@@ -13,13 +13,12 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// startMetricsListener serves /metrics on prometheusStatsHttpAddress:Port
-// when statsProviderClass names upstream's Prometheus provider and
-// prometheusStatsHttpEnable is true, as a bookie's provider does, so that
-// scrapers pointed at a bookie's :8000 find the same series as the admin
-// port's /metrics. It returns a stop function (nil when the listener is
-// off) and sends Serve's error to served.
-func startMetricsListener(c *conf.Config, svc *httpapi.Service, log *slog.Logger, served chan<- error) (stop func(), err error) {
+// listenMetrics binds the metrics listener, when statsProviderClass names
+// upstream's Prometheus provider and prometheusStatsHttpEnable is true, as
+// a bookie's provider does, so that scrapers pointed at a bookie's :8000
+// find the same series as the admin port's /metrics. It returns nil when
+// the listener is off (and logs why).
+func listenMetrics(c *conf.Config, log *slog.Logger) (net.Listener, error) {
 	if !c.PrometheusListenerEnabled() {
 		switch {
 		case c.PrometheusProviderNamed():
@@ -34,6 +33,15 @@ func startMetricsListener(c *conf.Config, svc *httpapi.Service, log *slog.Logger
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, errors.Wrapf(err, "metrics listener (prometheusStatsHttpAddress, prometheusStatsHttpPort): listening on %s", addr)
+	}
+	return ln, nil
+}
+
+// serveMetrics serves /metrics on ln (nothing when ln is nil) and sends
+// Serve's error to served. It returns the function that stops it.
+func serveMetrics(ln net.Listener, c *conf.Config, svc *httpapi.Service, log *slog.Logger, served chan<- error) (stop func()) {
+	if ln == nil {
+		return func() {}
 	}
 	mux := http.NewServeMux()
 	mux.Handle(httpapi.PathMetrics, svc.MetricsHandler())
@@ -57,5 +65,5 @@ func startMetricsListener(c *conf.Config, svc *httpapi.Service, log *slog.Logger
 		if err := srv.Shutdown(ctx); err != nil {
 			_ = srv.Close()
 		}
-	}, nil
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"io"
 	"log/slog"
@@ -120,6 +121,36 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 		"indexDirectories", strings.Join(c.IndexDirectories, ","))
 	logConfigNotes(log, c)
 
+	// Bind the ports first: a port in use is found before the storage
+	// opens (or creates) any directory.
+	var adminLn net.Listener
+	var tlsConfig *tls.Config
+	if c.HTTPServerEnabled {
+		if c.HTTPServerTLSEnable {
+			if tlsConfig, err = c.AdminTLSConfig(); err != nil {
+				return err
+			}
+		}
+		addr := net.JoinHostPort(c.HTTPServerHost, strconv.Itoa(c.HTTPServerPort))
+		if adminLn, err = net.Listen("tcp", addr); err != nil {
+			return errors.Wrapf(err, "admin HTTP server (httpServerHost, httpServerPort): listening on %s", addr)
+		}
+	}
+	metricsLn, err := listenMetrics(c, log)
+	if err != nil {
+		if adminLn != nil {
+			_ = adminLn.Close()
+		}
+		return err
+	}
+	closeListeners := func() {
+		for _, ln := range []net.Listener{adminLn, metricsLn} {
+			if ln != nil {
+				_ = ln.Close()
+			}
+		}
+	}
+
 	// With readOnlyModeEnabled=false a full or failing disk shuts the
 	// service down, as upstream's bookie does.
 	diskFailed := make(chan string, 1)
@@ -132,25 +163,22 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 		}
 	})
 	if err != nil {
+		closeListeners()
 		return err
 	}
 	closeIndexes := storage.Close
 	svc, err := newService(c, dirs, storage, log)
 	if err != nil {
+		closeListeners()
 		return errors.CombineErrors(err, closeIndexes())
 	}
 
 	var srv *http.Server
-	served := make(chan error, 1)
-	if c.HTTPServerEnabled {
-		addr := net.JoinHostPort(c.HTTPServerHost, strconv.Itoa(c.HTTPServerPort))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			svc.Close()
-			return errors.CombineErrors(errors.Wrapf(err, "admin HTTP server (httpServerHost, httpServerPort): listening on %s", addr), closeIndexes())
-		}
+	served := make(chan error, 2)
+	if adminLn != nil {
 		srv = &http.Server{
 			Handler:           svc,
+			TLSConfig:         tlsConfig,
 			ReadHeaderTimeout: 10 * time.Second,
 			ReadTimeout:       30 * time.Second,
 			WriteTimeout:      60 * time.Second,
@@ -158,10 +186,18 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 			MaxHeaderBytes:    64 << 10,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
-		go func() { served <- srv.Serve(ln) }()
-		log.Info("admin HTTP server listening", "addr", ln.Addr().String())
+		if tlsConfig != nil {
+			go func() { served <- errors.Wrap(srv.ServeTLS(adminLn, "", ""), "admin HTTPS server") }()
+			leaf := tlsConfig.Certificates[0].Leaf
+			log.Info("admin HTTPS server listening (client certificates required)", "addr", adminLn.Addr().String(),
+				"certificate", leaf.Subject.String(), "notAfter", leaf.NotAfter.UTC().Format(time.RFC3339),
+				"keyStore", c.HTTPServerKeyStorePath, "trustStore", c.HTTPServerTrustStorePath)
+		} else {
+			go func() { served <- errors.Wrap(srv.Serve(adminLn), "admin HTTP server") }()
+			log.Info("admin HTTP server listening", "addr", adminLn.Addr().String())
+		}
 		if ready != nil {
-			ready(ln.Addr().String())
+			ready(adminLn.Addr().String())
 		}
 	} else {
 		log.Info("admin HTTP server disabled (httpServerEnabled=false)")
@@ -169,15 +205,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 			ready("")
 		}
 	}
-
-	stopMetrics, err := startMetricsListener(c, svc, log, served)
-	if err != nil {
-		if srv != nil {
-			_ = srv.Close()
-		}
-		svc.Close()
-		return errors.CombineErrors(err, closeIndexes())
-	}
+	stopMetrics := serveMetrics(metricsLn, c, svc, log, served)
 
 	// Memory the checkpoints free goes back to the system (memory_release.go).
 	releaseDone := make(chan struct{})
@@ -201,8 +229,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	case <-ctx.Done():
 		log.Info("shutting down", "reason", context.Cause(ctx))
 	case serveErr = <-served:
-		serveErr = errors.Wrap(serveErr, "admin HTTP server")
-		log.Error("admin HTTP server failed; shutting down", "err", serveErr)
+		log.Error("an HTTP server failed; shutting down", "err", serveErr)
 	case reason := <-diskFailed:
 		serveErr = errors.Newf("the storage cannot take writes and readOnlyModeEnabled=false: %s", reason)
 		log.Error("storage cannot take writes and read-only mode is disabled (readOnlyModeEnabled=false); shutting down", "reason", reason)
@@ -247,6 +274,7 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 		return nil, nil, err
 	}
 	opts.OnReadOnly = onReadOnly
+	opts.ForceReadOnly = c.ForceReadOnlyBookie
 	mode := "bookie-conf (dbStorage_rocksDB_* keys)"
 	if file, _ := c.EntryLocationOptionsFile(); file != "" {
 		mode = "RocksDB OPTIONS file " + file
@@ -276,10 +304,13 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 // checkAdminExposure refuses an admin server that would take
 // unauthenticated PUT and DELETE from the network: bound to an address
 // that is not loopback (0.0.0.0, a routable address, a host name that
-// resolves to one) with no httpServerAuthTokenFile, unless
+// resolves to one) with no httpServerAuthTokenFile and no TLS (whose
+// client certificates authenticate), unless
 // httpServerAllowUnauthenticated says another layer authenticates.
 func checkAdminExposure(ctx context.Context, c *conf.Config) error {
-	if c.HTTPServerAuthTokenFile != "" || c.HTTPServerAllowUnauthenticated {
+	if c.HTTPServerAuthTokenFile != "" || c.HTTPServerAllowUnauthenticated || c.HTTPServerTLSEnable {
+		// A token, another layer, or TLS's client certificates (required
+		// whenever TLS is on) authenticate the clients.
 		return nil
 	}
 	loopback, err := isLoopbackHost(ctx, c.HTTPServerHost)
@@ -291,8 +322,9 @@ func checkAdminExposure(ctx context.Context, c *conf.Config) error {
 		why = "does not resolve to loopback addresses only (" + err.Error() + ")"
 	}
 	return errors.Newf("admin HTTP server: httpServerHost=%s %s and httpServerAuthTokenFile is not set, so anyone who can reach it "+
-		"could write and delete data; set httpServerAuthTokenFile to a file holding a bearer token, bind a loopback address, "+
-		"or set httpServerAllowUnauthenticated=true if a proxy or network policy in front of it authenticates",
+		"could write and delete data; set httpServerAuthTokenFile to a file holding a bearer token, turn on httpServerTlsEnable "+
+		"(client certificates), bind a loopback address, or set httpServerAllowUnauthenticated=true if a proxy or network policy "+
+		"in front of it authenticates",
 		c.HTTPServerHost, why)
 }
 

@@ -229,9 +229,9 @@ func TestServeInProcess(t *testing.T) {
 	require.Equal(t, 2, strings.Count(stderr.String(), `msg="entry location index effective options"`), stderr.String())
 	require.Contains(t, stderr.String(), "writeBufferSize=4194304")
 	// The keys the file sets that serve does not use.
-	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys recognized but not used by bookie-index: journalMaxSizeMB"`)
+	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys of the rest of a bookie, not used by bookie-index: journalMaxSizeMB"`)
 	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)
-	require.Contains(t, stderr.String(), `is not used by bookie-index; did you mean \"flushInterval\"?`)
+	require.Contains(t, stderr.String(), `unknown key \"flushIntervl\", ignored; did you mean \"flushInterval\"?`)
 
 	// The indexes were closed: they open again.
 	for _, p := range s.locations {
