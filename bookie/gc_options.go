@@ -23,7 +23,8 @@ const (
 // GCOptions configure entry-log garbage collection (upstream's
 // GarbageCollectorThread settings). Zero fields mean their defaults;
 // negative thresholds and intervals disable that kind of compaction, as
-// upstream's 0 or less does (OptionsFromConfig maps the file's values).
+// upstream's 0 or less does (package conf fills a GCOptions from the
+// file's keys, mapping those values).
 type GCOptions struct {
 	// MinorCompactionThreshold (minorCompactionThreshold): a minor
 	// compaction rewrites the logs whose live fraction is below it.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/cockroachdb/errors"
 )
 
@@ -127,8 +128,11 @@ type Config struct {
 	// collector's period; entry location compaction is checked once per
 	// run. Default 600000 (10 minutes).
 	GCWaitTime time.Duration
-	// GC is entry-log garbage collection and compaction (see GCConfig).
-	GC GCConfig
+	// GC is entry-log garbage collection and compaction: upstream's
+	// GarbageCollectorThread keys, as the storage's options (gcKeySpecs:
+	// a threshold, interval or rate of 0 or less, which disables in the
+	// file, is -1 here).
+	GC bookie.GCOptions
 	// FlushInterval (flushInterval, milliseconds in the file): the
 	// checkpoint period, at which each index receives its batch and deleted
 	// ledgers are purged. Default 10000.
@@ -320,7 +324,7 @@ func (c *Config) validate(p *problems) {
 	if c.GCWaitTime <= 0 {
 		p.addf("gcWaitTime: %d ms must be positive", c.GCWaitTime.Milliseconds())
 	} else {
-		add(c.GC.validate(c.GCWaitTime))
+		add(validateGC(&c.GC, c.GCWaitTime))
 		if c.EntryLocationCompactionInterval > 0 && c.EntryLocationCompactionInterval < c.GCWaitTime {
 			p.addf("entryLocationCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms); use at least %d seconds, or -1 to disable (upstream: \"entryLocationCompactionInterval should be >= gcWaitTime.\")",
 				int64(c.EntryLocationCompactionInterval/time.Second), c.GCWaitTime.Milliseconds(),
@@ -419,7 +423,7 @@ func (c *Config) validateDirectories(p *problems) {
 // ReadOnlyBookie's: a forced read-only start needs read-only mode).
 func (c *Config) validateReadOnly(p *problems) {
 	// The threshold and warn threshold are checked with the garbage
-	// collector's keys (GCConfig.validate).
+	// collector's keys (validateGC).
 	t, l := c.GC.DiskUsageThreshold, c.DiskUsageLwmThreshold
 	if l <= 0 || l > t {
 		p.addf("diskUsageLwmThreshold: %g is not valid: it must be > 0 and at most diskUsageThreshold (%g)", l, t)

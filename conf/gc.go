@@ -4,59 +4,34 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/cockroachdb/errors"
 )
 
-// GCConfig is entry-log garbage collection and compaction (upstream's
-// GarbageCollectorThread keys). A threshold or an interval of 0 or less
-// disables that kind of compaction, as upstream.
-type GCConfig struct {
-	// MinorCompactionThreshold (minorCompactionThreshold): logs whose live
-	// fraction is below it are rewritten by a minor compaction. Default
-	// 0.2; at most 1.
-	MinorCompactionThreshold float64
-	// MinorCompactionInterval (minorCompactionInterval, seconds): time
-	// between minor compactions; at least gcWaitTime. Default 3600.
-	MinorCompactionInterval time.Duration
-	// MajorCompactionThreshold, MajorCompactionInterval: the same for
-	// major compactions. Default 0.8 and 86400 seconds.
-	MajorCompactionThreshold float64
-	MajorCompactionInterval  time.Duration
-	// MinorCompactionMaxTime, MajorCompactionMaxTime
-	// (minor/majorCompactionMaxTimeMillis): a compaction's time bound; -1
-	// or 0: none. Default -1.
-	MinorCompactionMaxTime, MajorCompactionMaxTime time.Duration
-	// CompactionRateByEntries (compactionRateByEntries) and
-	// CompactionRateByBytes (compactionRateByBytes): how fast compaction
-	// copies, per second; IsThrottleByBytes (isThrottleByBytes) picks the
-	// byte rate. Defaults 1000, 1000000, false.
-	CompactionRateByEntries int
-	CompactionRateByBytes   int64
-	IsThrottleByBytes       bool
-	// IsForceGCAllowWhenNoSpace (isForceGCAllowWhenNoSpace): a disk above
-	// DiskUsageWarnThreshold forces garbage collection instead of
-	// suspending compactions. Default false.
-	IsForceGCAllowWhenNoSpace bool
-	// DiskUsageThreshold (diskUsageThreshold) and DiskUsageWarnThreshold
-	// (diskUsageWarnThreshold): the used fractions of a ledger disk above
-	// which minor and major compaction are suspended. Defaults 0.95 and
-	// 0.90; in (0, 1), warn at most the threshold.
-	DiskUsageThreshold, DiskUsageWarnThreshold float64
-}
-
-// gcKeySpecs are the garbage collector's keys, in bk_server.conf order.
+// gcKeySpecs are the garbage collector's keys (upstream's
+// GarbageCollectorThread), in bk_server.conf order. They fill
+// Config.GC, the storage's own bookie.GCOptions. A threshold, an interval
+// or a rate of 0 or less disables that kind of compaction (or the
+// throttle) in the file, as upstream; in bookie.GCOptions zero means the
+// default and a negative value disables, so such values are stored as -1.
 func gcKeySpecs() []keySpec {
+	minorThreshold := func(c *Config) *float64 { return &c.GC.MinorCompactionThreshold }
+	majorThreshold := func(c *Config) *float64 { return &c.GC.MajorCompactionThreshold }
+	minorInterval := func(c *Config) *time.Duration { return &c.GC.MinorCompactionInterval }
+	majorInterval := func(c *Config) *time.Duration { return &c.GC.MajorCompactionInterval }
+	rateByEntries := func(c *Config) *int { return &c.GC.CompactionRateByEntries }
+	rateByBytes := func(c *Config) *int64 { return &c.GC.CompactionRateByBytes }
 	return []keySpec{
-		floatKey("minorCompactionThreshold", "0.2", func(c *Config) *float64 { return &c.GC.MinorCompactionThreshold }),
-		durationKey("minorCompactionInterval", "3600", time.Second, func(c *Config) *time.Duration { return &c.GC.MinorCompactionInterval }),
+		disabledAtOrBelowZero(floatKey("minorCompactionThreshold", "0.2", minorThreshold), minorThreshold),
+		disabledAtOrBelowZero(durationKey("minorCompactionInterval", "3600", time.Second, minorInterval), minorInterval),
 		durationKey("minorCompactionMaxTimeMillis", "-1", time.Millisecond, func(c *Config) *time.Duration { return &c.GC.MinorCompactionMaxTime }),
-		floatKey("majorCompactionThreshold", "0.8", func(c *Config) *float64 { return &c.GC.MajorCompactionThreshold }),
-		durationKey("majorCompactionInterval", "86400", time.Second, func(c *Config) *time.Duration { return &c.GC.MajorCompactionInterval }),
+		disabledAtOrBelowZero(floatKey("majorCompactionThreshold", "0.8", majorThreshold), majorThreshold),
+		disabledAtOrBelowZero(durationKey("majorCompactionInterval", "86400", time.Second, majorInterval), majorInterval),
 		durationKey("majorCompactionMaxTimeMillis", "-1", time.Millisecond, func(c *Config) *time.Duration { return &c.GC.MajorCompactionMaxTime }),
-		intKey("compactionRateByEntries", "1000", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.GC.CompactionRateByEntries }),
-		intKey("compactionRateByBytes", "1000000", -(1 << 62), 1<<62, func(c *Config) *int64 { return &c.GC.CompactionRateByBytes }),
-		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.IsThrottleByBytes }),
-		boolKey("isForceGCAllowWhenNoSpace", "false", func(c *Config) *bool { return &c.GC.IsForceGCAllowWhenNoSpace }),
+		disabledAtOrBelowZero(intKey("compactionRateByEntries", "1000", -(1<<31), 1<<31-1, rateByEntries), rateByEntries),
+		disabledAtOrBelowZero(intKey("compactionRateByBytes", "1000000", -(1<<62), 1<<62, rateByBytes), rateByBytes),
+		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.ThrottleByBytes }),
+		boolKey("isForceGCAllowWhenNoSpace", "false", func(c *Config) *bool { return &c.GC.ForceGCAllowWhenNoSpace }),
 		floatKey("diskUsageThreshold", "0.95", func(c *Config) *float64 { return &c.GC.DiskUsageThreshold }),
 		floatKey("diskUsageWarnThreshold", "0.90", func(c *Config) *float64 { return &c.GC.DiskUsageWarnThreshold }),
 	}
@@ -79,9 +54,26 @@ func floatKey(name, def string, field func(*Config) *float64) keySpec {
 	}
 }
 
-// validate checks the garbage collector's keys as upstream's
+// disabledAtOrBelowZero is the key k of field: a value of 0 or less, which
+// disables in the file, is stored as -1, how bookie.GCOptions spells
+// "disabled" (zero there means the default).
+func disabledAtOrBelowZero[T ~int | ~int64 | ~float64](k keySpec, field func(*Config) *T) keySpec {
+	decode := k.decode
+	k.decode = func(c *Config, value string) error {
+		if err := decode(c, value); err != nil {
+			return err
+		}
+		if p := field(c); *p <= 0 {
+			*p = -1
+		}
+		return nil
+	}
+	return k
+}
+
+// validateGC checks the garbage collector's keys as upstream's
 // GarbageCollectorThread does, with its messages.
-func (g *GCConfig) validate(gcWaitTime time.Duration) error {
+func validateGC(g *bookie.GCOptions, gcWaitTime time.Duration) error {
 	if t, w := g.DiskUsageThreshold, g.DiskUsageWarnThreshold; t <= 0 || t >= 1 || w <= 0 || w-t > 1e-6 {
 		return errors.Newf("diskUsageThreshold/diskUsageWarnThreshold: %v and %v are not valid: both in (0, 1), the warn threshold at most the threshold (upstream: \"Disk space threshold ... are not valid\")", t, w)
 	}

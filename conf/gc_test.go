@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/stretchr/testify/require"
 )
 
@@ -11,7 +12,7 @@ import (
 func TestGCKeys(t *testing.T) {
 	c, err := Load(LoadOptions{})
 	require.NoError(t, err)
-	require.Equal(t, GCConfig{
+	require.Equal(t, bookie.GCOptions{
 		MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 		MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 		CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
@@ -26,6 +27,14 @@ func TestGCKeys(t *testing.T) {
 		_, err := Load(LoadOptions{Overrides: o})
 		require.NoError(t, err, "%v", o)
 	}
+	// 0 or less disables in the file; bookie.GCOptions spells it -1 (its
+	// zero is the default).
+	c, err = Load(LoadOptions{Overrides: map[string]string{"minorCompactionThreshold": "0", "majorCompactionInterval": "-5", "compactionRateByEntries": "0"}})
+	require.NoError(t, err)
+	require.Equal(t, -1.0, c.GC.MinorCompactionThreshold)
+	require.Equal(t, time.Duration(-1), c.GC.MajorCompactionInterval)
+	require.Equal(t, -1, c.GC.CompactionRateByEntries)
+	require.Equal(t, 0.8, c.GC.MajorCompactionThreshold)
 	for _, tc := range []struct {
 		o    map[string]string
 		want string

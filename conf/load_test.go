@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,7 +62,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		EntryLocationRocksdbConf:        "conf/entry_location_rocksdb.conf",
 		EntryLocationCompactionInterval: -time.Second,
 		GCWaitTime:                      600 * time.Second,
-		GC: GCConfig{
+		GC: bookie.GCOptions{
 			MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 			MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 			CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,

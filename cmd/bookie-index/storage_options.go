@@ -2,7 +2,6 @@ package main
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/conf"
@@ -34,7 +33,7 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 		ReadAheadBatchSize:    c.ReadAheadCacheBatchSize,
 		ReadAheadBatchBytes:   c.ReadAheadCacheBatchBytesSize,
 		LogSizeLimit:          c.LogSizeLimit,
-		GC:                    gcOptions(&c.GC),
+		GC:                    c.GC,
 
 		ReadOnlyModeDisabled:             !c.ReadOnlyModeEnabled,
 		DiskUsageThreshold:               c.GC.DiskUsageThreshold,
@@ -53,36 +52,4 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 		EnableStatistics: c.EnableStatistics,
 		Logger:           logger,
 	}, notes, nil
-}
-
-// gcOptions maps the file's keys, where 0 or less disables
-// (thresholds, intervals, rates), to GCOptions, where 0 means the default
-// and a negative value disables.
-func gcOptions(c *conf.GCConfig) bookie.GCOptions {
-	off := func(v float64) float64 {
-		if v <= 0 {
-			return -1
-		}
-		return v
-	}
-	offD := func(v time.Duration) time.Duration {
-		if v <= 0 {
-			return -1
-		}
-		return v
-	}
-	return bookie.GCOptions{
-		MinorCompactionThreshold: off(c.MinorCompactionThreshold),
-		MinorCompactionInterval:  offD(c.MinorCompactionInterval),
-		MajorCompactionThreshold: off(c.MajorCompactionThreshold),
-		MajorCompactionInterval:  offD(c.MajorCompactionInterval),
-		MinorCompactionMaxTime:   offD(c.MinorCompactionMaxTime),
-		MajorCompactionMaxTime:   offD(c.MajorCompactionMaxTime),
-		CompactionRateByEntries:  int(off(float64(c.CompactionRateByEntries))),
-		CompactionRateByBytes:    int64(off(float64(c.CompactionRateByBytes))),
-		ThrottleByBytes:          c.IsThrottleByBytes,
-		ForceGCAllowWhenNoSpace:  c.IsForceGCAllowWhenNoSpace,
-		DiskUsageThreshold:       c.DiskUsageThreshold,
-		DiskUsageWarnThreshold:   c.DiskUsageWarnThreshold,
-	}
 }
