@@ -53,8 +53,8 @@ func (d *DirStorage) readCorruption(err error, ledgerID, entryID, location int64
 	d.stats.readCorruptions.Add(1)
 	if inEntryLog {
 		err = &fileOffsetError{err: err,
-			file:   filepath.Join(d.ledgerDir, entrylog.LogFileName(location>>32)),
-			offset: location & 0xffffffff}
+			file:   filepath.Join(d.ledgerDir, entrylog.LogFileName(entrylog.LocationLogID(location))),
+			offset: entrylog.LocationOffset(location)}
 	}
 	d.log.Error("corruption met by a read", "ledgerId", ledgerID, "entryId", entryID, "err", err)
 	return err

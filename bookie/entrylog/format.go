@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/cockroachdb/errors"
 )
 
@@ -61,8 +62,9 @@ var (
 	// ErrClosed: a call on a closed Logger.
 	ErrClosed = errors.New("entry log closed")
 	// ErrInvalidArgument: a bad argument (negative ids, a payload too
-	// large).
-	ErrInvalidArgument = errors.New("invalid argument")
+	// large). It is entrylocation.ErrInvalidArgument, so that the
+	// storage's ErrInvalidArgument matches the logs' too.
+	ErrInvalidArgument = entrylocation.ErrInvalidArgument
 )
 
 // MakeLocation returns the location of the record whose ledger id starts

@@ -6,7 +6,6 @@
 package storagetest
 
 import (
-	"encoding/binary"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -97,9 +96,10 @@ func DumpLocations(t testing.TB, path string) map[[2]int64]int64 {
 	require.NoError(t, err)
 	m := map[[2]int64]int64{}
 	for ok := it.First(); ok; ok = it.Next() {
-		k, v := it.Key(), it.Value()
-		require.Len(t, k, 16)
-		m[[2]int64{int64(binary.BigEndian.Uint64(k)), int64(binary.BigEndian.Uint64(k[8:]))}] = int64(binary.BigEndian.Uint64(v))
+		ledgerID, entryID, err := entrylocation.DecodeKey(it.Key())
+		require.NoError(t, err)
+		m[[2]int64{ledgerID, entryID}], err = entrylocation.DecodeLocation(it.Value())
+		require.NoError(t, err)
 	}
 	require.NoError(t, it.Close())
 	return m
