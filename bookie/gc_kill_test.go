@@ -1,22 +1,23 @@
 package bookie
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"math/rand"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/killtest"
 	"github.com/stretchr/testify/require"
 )
 
-var gcKillRounds = flag.Int("gc-kill-rounds", 4, "SIGKILL rounds of TestKillDuringGC")
+var (
+	gcKillRounds = flag.Int("gc-kill-rounds", 4, "SIGKILL rounds of TestKillDuringGC")
+	gcKillSeed   = flag.Int64("gc-kill-seed", 0, "seed of TestKillDuringGC's kill times, to replay a logged run (0: from the clock)")
+)
 
 // gcKillLedgers are the ledgers batch b of the GC kill test writes: 12,
 // interleaved in the logs; those with id%4 != 0 are then deleted.
@@ -28,11 +29,14 @@ func gcKillPayload(l, e int64) []byte {
 
 // TestKillDuringGC runs a child that writes a batch of ledgers
 // interleaved in small logs on the real file system, checkpoints,
-// deletes three in four, then runs forced GC cycles (throttled, so that
-// kills land inside compactions) until the parent kills it with SIGKILL
-// at a random moment. After each kill the storage reopens (finishing an
+// deletes three in four, acknowledges the batch, then runs forced GC
+// cycles (throttled, so that kills land inside compactions) until the
+// parent kills it with SIGKILL at a random moment up to 300 ms after the
+// acknowledgement. After each kill the storage reopens (finishing an
 // interrupted compaction) with every entry of the kept ledgers of every
-// acknowledged batch, byte for byte, and the deleted ones gone.
+// batch, byte for byte, and the deleted ones gone. A child that exits by
+// itself (an error) or acknowledges nothing within 30 s fails the test;
+// -gc-kill-seed replays a logged run.
 func TestKillDuringGC(t *testing.T) {
 	if os.Getenv("BOOKIE_GC_KILL_DIR") != "" {
 		t.Skip("the child runs TestKillDuringGCChild")
@@ -41,52 +45,26 @@ func TestKillDuringGC(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	root := t.TempDir()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
-	acked := -1 // the last batch whose deletions are durable
+	rng := rand.New(rand.NewSource(killtest.Seed(t, *gcKillSeed, "gc-kill-seed")))
 	for round := 0; round < *gcKillRounds; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestKillDuringGCChild$")
-		cmd.Env = append(os.Environ(), "BOOKIE_GC_KILL_DIR="+root, "BOOKIE_GC_KILL_BATCH="+strconv.Itoa(round))
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		lines := make(chan string, 64)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		var deadline <-chan time.Time
 		cycles := 0
-	wait:
-		for {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					break wait
-				}
-				switch {
-				case strings.HasPrefix(line, "DELETED "):
-					acked = round
-					deadline = time.After(time.Duration(rng.Intn(300)) * time.Millisecond)
-				case strings.HasPrefix(line, "CYCLE"):
+		res := killtest.Round{
+			Test:             "TestKillDuringGCChild",
+			Env:              []string{"BOOKIE_GC_KILL_DIR=" + root, "BOOKIE_GC_KILL_BATCH=" + strconv.Itoa(round)},
+			Life:             time.Duration(rng.Intn(300)) * time.Millisecond,
+			LifeFromFirstAck: true,
+			KillOn: func(line string) bool {
+				if line == "CYCLE" {
 					cycles++
-				case strings.HasPrefix(line, "FAIL"):
-					t.Fatalf("child: %s", line)
 				}
-			case <-deadline:
-				require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-				deadline = nil
-			}
-		}
-		_ = cmd.Wait()
+				return false
+			},
+		}.Run(t)
+		require.Equal(t, []int{round}, res.Acks, "round %d: the batch's deletions are acknowledged", round)
 
 		s, err := Open(osGCKillOptions(root))
 		require.NoError(t, err, "round %d: reopen after SIGKILL", round)
-		for b := 0; b <= acked; b++ {
+		for b := 0; b <= round; b++ {
 			first, last := gcKillLedgers(b)
 			for l := first; l <= last; l++ {
 				if l%4 != 0 {
@@ -143,12 +121,12 @@ func TestKillDuringGCChild(t *testing.T) {
 			}
 		}
 	}
-	fmt.Printf("DELETED %d\n", batch)
-	for i := 0; i < 50; i++ {
+	// The deletions are durable: acknowledged. Then GC until killed.
+	fmt.Printf("ACK %d\n", batch)
+	for {
 		if _, err := s.RunGC(GCRequest{Force: true}); err != nil {
 			fail("gc", err)
 		}
 		fmt.Println("CYCLE")
 	}
-	_ = s.Close()
 }

@@ -47,6 +47,12 @@ type Round struct {
 	// Life is how long the child runs before it is killed. 0: until KillOn
 	// matches.
 	Life time.Duration
+	// LifeFromFirstAck counts Life from the child's first acknowledgement
+	// instead of from its start, so that the kill lands at a chosen
+	// distance after the child made its first write durable (Life 0: at
+	// that acknowledgement). The round waits for it as with
+	// AtLeastOneAck.
+	LifeFromFirstAck bool
 	// AtLeastOneAck keeps the child running past Life until its first
 	// acknowledgement.
 	AtLeastOneAck bool
@@ -54,7 +60,8 @@ type Round struct {
 	// not an acknowledgement; true kills the child at once.
 	KillOn func(line string) bool
 	// NoProgress bounds the time the round waits for what it needs (the
-	// first acknowledgement with AtLeastOneAck, a KillOn match with Life 0)
+	// first acknowledgement with AtLeastOneAck or LifeFromFirstAck, a
+	// KillOn match with Life 0)
 	// before the test fails; 0: DefaultNoProgress.
 	NoProgress time.Duration
 }
@@ -93,10 +100,17 @@ func (r Round) Run(t testing.TB) Result {
 	}()
 	var res Result
 	var other strings.Builder // stdout lines that are not acknowledgements
+	var deadline <-chan time.Time
+	if r.Life > 0 && !r.LifeFromFirstAck {
+		deadline = time.After(r.Life)
+	}
 	see := func(line string) {
 		if id, ok := strings.CutPrefix(line, "ACK "); ok {
 			if n, err := strconv.Atoi(id); err == nil {
 				res.Acks = append(res.Acks, n)
+				if r.LifeFromFirstAck && len(res.Acks) == 1 {
+					deadline = time.After(r.Life)
+				}
 				return
 			}
 		}
@@ -115,17 +129,13 @@ func (r Round) Run(t testing.TB) Result {
 	if noProgress == 0 {
 		noProgress = DefaultNoProgress
 	}
-	var deadline <-chan time.Time
-	if r.Life > 0 {
-		deadline = time.After(r.Life)
-	}
 	giveUp := time.After(noProgress)
 	expired, exited := false, false
 	done := func() bool {
 		if res.Matched {
 			return true
 		}
-		if r.Life == 0 {
+		if r.Life == 0 && !r.LifeFromFirstAck {
 			return false
 		}
 		return expired && (len(res.Acks) > 0 || !r.AtLeastOneAck)

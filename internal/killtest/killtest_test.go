@@ -60,6 +60,25 @@ func TestRunKillsAfterLife(t *testing.T) {
 	}
 }
 
+// TestRunLifeFromFirstAck: Life counts from the first acknowledgement,
+// which comes late; a child that never acknowledges makes no progress.
+func TestRunLifeFromFirstAck(t *testing.T) {
+	r := child("late-ack-forever")
+	r.Life = 50 * time.Millisecond
+	r.LifeFromFirstAck = true
+	start := time.Now()
+	res, failure := run(t, r)
+	require.Empty(t, failure)
+	require.NotEmpty(t, res.Acks)
+	require.GreaterOrEqual(t, time.Since(start), 250*time.Millisecond, "killed only after the first acknowledgement and its life")
+
+	r = child("silent")
+	r.LifeFromFirstAck = true
+	r.NoProgress = 300 * time.Millisecond
+	_, failure = run(t, r)
+	require.Contains(t, failure, "no progress")
+}
+
 func TestRunFailsWhenTheChildExits(t *testing.T) {
 	r := child("ack-then-exit")
 	r.Life = 10 * time.Second
@@ -109,6 +128,12 @@ func TestChild(t *testing.T) {
 	}
 	switch behaviour {
 	case "ack-forever":
+		for id := 1; ; id++ {
+			fmt.Printf("ACK %d\n", id)
+			time.Sleep(time.Millisecond)
+		}
+	case "late-ack-forever":
+		time.Sleep(200 * time.Millisecond)
 		for id := 1; ; id++ {
 			fmt.Printf("ACK %d\n", id)
 			time.Sleep(time.Millisecond)
