@@ -5,6 +5,53 @@
 // position they cover (the last log mark); at start the journal is
 // replayed from that mark into the storage.
 //
+// # Use
+//
+//	set, err := journal.Open(opts, func(r *journal.Record) error {
+//		// hand r to the storage: r.Kind, r.LedgerID, r.EntryID, r.Payload
+//	})
+//	// flush the storage, then checkpoint (below), as upstream after replay
+//
+//	storage.AddEntry(ledger, entry, payload)   // first the storage ...
+//	c := set.Add(ledger, entry, payload)       // ... then the journal
+//	err = c.Wait()                             // durable: acknowledge
+//
+//	// a checkpoint (upstream's SyncThread):
+//	mark := set.CurrentMark()                  // before the flush
+//	storage.Checkpoint()                       // the storage is durable ...
+//	err = set.SetCheckpointed(mark)            // ... up to mark: lastMark, then old files go
+//
+// Open takes upstream's journal keys as Options (journalDirectories,
+// journalSyncData, journalMaxGroupWaitMSec, ...). A Set holds one Journal
+// per journal directory; ledger L's records go to journal L mod n. Each
+// add returns a Completion (upstream's WriteCallback): Done is closed
+// after the fsync that covers the record, or, with journalSyncData=false,
+// once the record is written to the operating system (upstream's weaker
+// promise: a power loss may lose it). Meta-entries (AddMasterKey, AddFence,
+// AddExplicitLAC) are added the same way; ForceLedger waits for the adds
+// queued before it.
+//
+// Add to the storage before the journal, as upstream's bookie does: the
+// mark CurrentMark returns covers only synced records, so every record it
+// covers was in the storage before the flush that follows it.
+//
+// # Group commit
+//
+// Adds copy their records into the batch being filled; a writer goroutine
+// takes the batch when upstream's grouping rules say so (at once with
+// journalFlushWhenQueueEmpty; else when its first add has waited
+// journalMaxGroupWaitMSec or it holds more than
+// journalBufferedWritesThreshold bytes or journalBufferedEntriesThreshold
+// adds) and writes it, padded, in one write; a syncer goroutine fsyncs,
+// one fsync for every batch written since the last, so that many
+// concurrent adds share one write and one fsync. A failed write or fsync
+// stops the journal for good: the adds waiting for it and every later add
+// fail with an error naming the file (a full disk matches ErrNoSpace), and
+// Options.OnFailure is called (upstream's JournalAliveListener). Nothing
+// failed is ever reported durable. A file rolls when a batch leaves it
+// longer than journalMaxSizeMB; SetCheckpointed removes files before the
+// mark's, keeping journalMaxBackups of them.
+//
 // # Files
 //
 // A journal directory holds its files in "current": "<hex id>.txn", ids

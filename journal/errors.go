@@ -1,6 +1,11 @@
 package journal
 
-import "github.com/cockroachdb/errors"
+import (
+	"os"
+	"syscall"
+
+	"github.com/cockroachdb/errors"
+)
 
 // Errors. The package's errors wrap these sentinels (errors.Wrapf) or, when
 // they have a cause of their own (a file system error), carry them through
@@ -25,3 +30,36 @@ var (
 	// EDQUOT); such an error also still matches its cause.
 	ErrNoSpace = errors.New("journal: out of space")
 )
+
+// isNoSpace reports whether err comes from a full file system.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrNoSpace)
+}
+
+// markedError is err with a sentinel that errors.Is finds through an Is
+// method (not cockroachdb's errors.Mark, which the standard library does
+// not see); everything else is found through Unwrap.
+type markedError struct {
+	msg      string
+	cause    error
+	sentinel error
+}
+
+func (e *markedError) Error() string        { return e.msg + ": " + e.cause.Error() }
+func (e *markedError) Unwrap() error        { return e.cause }
+func (e *markedError) Is(target error) bool { return target == e.sentinel }
+
+// ioError wraps a file system error with msg; a full file system's error
+// also matches ErrNoSpace.
+func ioError(err error, msg string) error {
+	if err == nil {
+		return nil
+	}
+	if isNoSpace(err) {
+		return &markedError{msg: msg, cause: err, sentinel: ErrNoSpace}
+	}
+	return errors.Wrap(err, msg)
+}
+
+// isNotExist reports whether err says a file does not exist.
+func isNotExist(err error) bool { return errors.Is(err, os.ErrNotExist) }

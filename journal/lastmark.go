@@ -67,3 +67,63 @@ func readLastMarkFile(fs vfs.FS, path string) (LogMark, error) {
 	}
 	return decodeLogMark(b[:]), nil
 }
+
+// writeLastMark writes m to the lastMark file name of every ledger
+// directory, each replaced atomically and synced (a temporary file, synced,
+// renamed over the old one, the directory synced), so that a crash leaves
+// either the old mark or the new one. It returns how many directories hold
+// the new mark and the errors of the others.
+func writeLastMark(fs vfs.FS, ledgerDirs []string, name string, m LogMark) (written int, err error) {
+	data := appendLogMark(nil, m)
+	var errs []error
+	for _, dir := range ledgerDirs {
+		path := LastMarkPath(dir, name)
+		werr := fs.MkdirAll(filepath.Dir(path), 0o755)
+		if werr == nil {
+			werr = replaceFile(fs, path, data)
+		}
+		if werr != nil {
+			errs = append(errs, ioError(werr, "journal: writing "+path))
+			continue
+		}
+		written++
+	}
+	return written, errors.Join(errs...)
+}
+
+// replaceFile atomically replaces path with data, durably.
+func replaceFile(fs vfs.FS, path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := fs.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := fs.Rename(tmp, path); err != nil {
+		return err
+	}
+	return syncDir(fs, filepath.Dir(path))
+}
+
+// syncDir makes the creations, renames and removals in dir durable.
+func syncDir(fs vfs.FS, dir string) error {
+	d, err := fs.OpenDir(dir)
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		_ = d.Close()
+		return err
+	}
+	return d.Close()
+}

@@ -1,0 +1,74 @@
+package journal
+
+// syncRequest asks the syncer to make a file durable up to end, then to
+// complete batch (nil: nothing waits) and, with close, to close the file
+// (the writer has moved on to a new one).
+type syncRequest struct {
+	file  *journalFile
+	end   int64
+	batch *batch
+	close bool
+}
+
+// syncLoop is the syncer goroutine: it takes every request queued, issues
+// one fsync per file among them (the last request of a file covers the
+// others: they were written before), records the synced length, moves the
+// journal's mark and completes the batches. After a failed fsync nothing
+// is synced again and every later batch fails.
+func (j *Journal) syncLoop() {
+	defer close(j.syncerDone)
+	var reqs []*syncRequest
+	var failed error
+	for req := range j.syncq {
+		reqs = append(reqs[:0], req)
+	drain:
+		for {
+			select {
+			case r, ok := <-j.syncq:
+				if !ok {
+					break drain
+				}
+				reqs = append(reqs, r)
+			default:
+				break drain
+			}
+		}
+		if failed == nil {
+			failed = j.syncFiles(reqs)
+			if failed != nil {
+				j.fail(failed)
+			}
+		}
+		for i, r := range reqs {
+			if r.close {
+				r.file.close()
+			}
+			if r.batch != nil {
+				r.batch.complete(failed)
+			}
+			reqs[i] = nil
+		}
+	}
+}
+
+// syncFiles fsyncs the files of reqs, in order, each once, records their
+// synced lengths and moves the mark to the end of the last request.
+func (j *Journal) syncFiles(reqs []*syncRequest) error {
+	for i, r := range reqs {
+		if i+1 < len(reqs) && reqs[i+1].file == r.file {
+			continue
+		}
+		if r.end > r.file.syncedLen {
+			j.stats.syncs.Add(1)
+			if err := r.file.f.Sync(); err != nil {
+				return ioError(err, "journal: syncing "+r.file.path)
+			}
+			if err := r.file.markSynced(r.end); err != nil {
+				return err
+			}
+		}
+	}
+	last := reqs[len(reqs)-1]
+	j.setMark(LogMark{FileID: last.file.id, Offset: last.end})
+	return nil
+}
