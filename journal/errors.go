@@ -2,8 +2,8 @@ package journal
 
 import (
 	"os"
-	"syscall"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -27,14 +27,11 @@ var (
 	// hold (a record longer than 2^31-1 bytes).
 	ErrInvalidArgument = errors.New("journal: invalid argument")
 	// ErrNoSpace matches every error caused by a full file system (ENOSPC,
-	// EDQUOT); such an error also still matches its cause.
-	ErrNoSpace = errors.New("journal: out of space")
+	// EDQUOT), which also still matches its cause, and the refusals of a
+	// journal that failed so. It is vfs.ErrNoSpace: vfs.IsNoSpace
+	// recognises the journal's errors.
+	ErrNoSpace = vfs.ErrNoSpace
 )
-
-// isNoSpace reports whether err comes from a full file system.
-func isNoSpace(err error) bool {
-	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, ErrNoSpace)
-}
 
 // markedError is err with a sentinel that errors.Is finds through an Is
 // method (not cockroachdb's errors.Mark, which the standard library does
@@ -55,7 +52,7 @@ func ioError(err error, msg string) error {
 	if err == nil {
 		return nil
 	}
-	if isNoSpace(err) {
+	if vfs.IsNoSpace(err) {
 		return &markedError{msg: msg, cause: err, sentinel: ErrNoSpace}
 	}
 	return errors.Wrap(err, msg)

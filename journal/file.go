@@ -56,8 +56,8 @@ func createJournalFile(fs vfs.FS, dir string, id int64, version int) (_ *journal
 	if err = jf.markSynced(jf.size); err != nil {
 		return nil, err
 	}
-	if err = syncDir(fs, dir); err != nil {
-		return nil, ioError(err, "journal: syncing "+dir)
+	if err = vfs.SyncDir(fs, dir); err != nil {
+		return nil, ioError(err, "journal: creating "+path)
 	}
 	return jf, nil
 }

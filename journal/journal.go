@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -19,7 +20,6 @@ import (
 type Journal struct {
 	opts         Options
 	root, dir    string // the journal directory and its current directory
-	index        int
 	lastMarkName string
 	log          *slog.Logger
 	lock         io.Closer
@@ -94,7 +94,6 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 		opts:         opts,
 		root:         root,
 		dir:          CurrentDir(root),
-		index:        index,
 		lastMarkName: LastMarkFileName(index, len(opts.JournalDirectories)),
 		log:          opts.Logger.With("journal", root),
 		doneBatch:    failedBatch(nil),
@@ -299,8 +298,8 @@ func (j *Journal) removeOldFiles(mark LogMark) error {
 		}
 		j.log.Info("journal: removed a journal file behind the last log mark", "file", FileName(id), "mark", mark.String())
 	}
-	if err := syncDir(fs, j.dir); err != nil {
-		errs = append(errs, ioError(err, "journal: syncing "+j.dir))
+	if err := vfs.SyncDir(fs, j.dir); err != nil {
+		errs = append(errs, ioError(err, "journal: removing old files"))
 	}
 	return errors.Join(errs...)
 }

@@ -80,7 +80,7 @@ func writeLastMark(fs vfs.FS, ledgerDirs []string, name string, m LogMark) (writ
 		path := LastMarkPath(dir, name)
 		werr := fs.MkdirAll(filepath.Dir(path), 0o755)
 		if werr == nil {
-			werr = replaceFile(fs, path, data)
+			werr = vfs.ReplaceFile(fs, path, path+".tmp", data)
 		}
 		if werr != nil {
 			errs = append(errs, ioError(werr, "journal: writing "+path))
@@ -89,41 +89,4 @@ func writeLastMark(fs vfs.FS, ledgerDirs []string, name string, m LogMark) (writ
 		written++
 	}
 	return written, errors.Join(errs...)
-}
-
-// replaceFile atomically replaces path with data, durably.
-func replaceFile(fs vfs.FS, path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		_ = f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := fs.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(fs, filepath.Dir(path))
-}
-
-// syncDir makes the creations, renames and removals in dir durable.
-func syncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	if err := d.Sync(); err != nil {
-		_ = d.Close()
-		return err
-	}
-	return d.Close()
 }
