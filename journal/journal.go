@@ -344,6 +344,7 @@ func (j *Journal) fail(err error) {
 	j.cur, j.buf, j.count = nil, nil, 0
 	j.room.Broadcast()
 	j.mu.Unlock()
+	j.signal() // the writer stops at once, not at the next add
 	if cur != nil {
 		cur.complete(err)
 	}
