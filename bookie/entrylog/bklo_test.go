@@ -223,6 +223,29 @@ func TestBKLONextIDFromLastID(t *testing.T) {
 	require.Equal(t, int64(0x20), LocationLogID(loc))
 }
 
+// TestBKLOEmptyNextLog: BookKeeper creates its next log ahead of time and
+// writes the header only when the log becomes current, so a stopped
+// bookie leaves its newest log file empty. It scans as a log of no
+// records; the logger reads the other logs and writes after it.
+func TestBKLOEmptyNextLog(t *testing.T) {
+	fs := vfs.NewMem()
+	entries := writeBKDir(t, fs, "d", false)
+	writeFile(t, fs, "d/5.log", nil)
+	res, err := Scan(fs, "d/5.log", func(*Record) error { return errors.New("no record expected") })
+	require.NoError(t, err)
+	require.Equal(t, ScanResult{LogID: 5}, res)
+
+	l, err := Open("d", &Options{FS: fs})
+	require.NoError(t, err)
+	defer l.Close()
+	p, err := l.ReadEntry(entries[0].ledger, entries[0].entry, entries[0].location)
+	require.NoError(t, err)
+	require.Equal(t, bkPayload(entries[0].ledger, entries[0].entry), p)
+	loc, err := l.AddEntry(1, 0, nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(6), LocationLogID(loc))
+}
+
 // TestBKLOLedgersMapBatches: more than BKLedgersMapMaxBatch ledgers make
 // two batches; every pair is read, the count checked against the header.
 func TestBKLOLedgersMapBatches(t *testing.T) {

@@ -30,8 +30,11 @@ type ScanResult struct {
 // and calls fn for each entry (a BookKeeper log's ledgers map is skipped); an error from fn stops the scan and is returned. It stops at the
 // first record that does not decode and reports it in the result's Tail
 // rather than failing: a crash leaves a torn record at the end of the log
-// that was being written. A bad header is an error. A nil fs is the
-// operating system's.
+// that was being written. A bad header is an error. An empty file is a
+// log of no records and no format (Format 0): BookKeeper's entry logger
+// creates its next log ahead of time and writes the header only when the
+// log becomes current, so a stopped bookie's newest log is often empty.
+// A nil fs is the operating system's.
 func Scan(fs vfs.FS, path string, fn func(rec *Record) error) (ScanResult, error) {
 	var res ScanResult
 	if fs == nil {
@@ -50,6 +53,10 @@ func Scan(fs vfs.FS, path string, fn func(rec *Record) error) (ScanResult, error
 	id, named := ParseLogFileName(filepath.Base(path))
 	if !named {
 		id = -1
+	}
+	if size == 0 {
+		res.LogID = id
+		return res, nil
 	}
 	format, err := detectFormat(f, path, id)
 	if err != nil {
