@@ -55,10 +55,7 @@ func (s *Service) serveGC(w http.ResponseWriter, r *http.Request) {
 	gc := s.opts.GC
 	switch r.Method {
 	case http.MethodPut:
-		if !s.authorize(w, r) {
-			return
-		}
-		body, ok := s.readBody(w, r)
+		body, ok := s.authorizedBody(w, r)
 		if !ok {
 			return
 		}
@@ -107,24 +104,7 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 	gc := s.opts.GC
 	switch r.Method {
 	case http.MethodPut:
-		if !s.authorize(w, r) {
-			return
-		}
-		major, minor, ok := s.majorMinorFlags(w, r, "suspendMajor", "suspendMinor")
-		if !ok {
-			return
-		}
-		out := ""
-		if major {
-			out = "Suspend majorGC on BookieServer: " + s.opts.BookieID
-			gc.SuspendMajorGC()
-		}
-		if minor {
-			out += ", Suspend minorGC on BookieServer: " + s.opts.BookieID
-			gc.SuspendMinorGC()
-		}
-		s.log.Info("compaction suspended", "major", major, "minor", minor)
-		writeJSONString(w, http.StatusOK, out)
+		s.switchCompactions(w, r, "suspend", gc.SuspendMajorGC, gc.SuspendMinorGC)
 	case http.MethodGet, http.MethodHead:
 		writeJSON(w, http.StatusOK, jsonObject{
 			{"isMajorGcSuspended", strconv.FormatBool(gc.IsMajorGCSuspended())},
@@ -139,28 +119,37 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 // {"resumeMajor": bool, "resumeMinor": bool}; other methods get 404, as
 // upstream.
 func (s *Service) serveResumeCompaction(w http.ResponseWriter, r *http.Request) {
-	gc := s.opts.GC
 	if r.Method != http.MethodPut {
 		methodNotServed(w, http.StatusNotFound, "PUT", msgResumeMethod)
 		return
 	}
+	s.switchCompactions(w, r, "resume", s.opts.GC.ResumeMajorGC, s.opts.GC.ResumeMinorGC)
+}
+
+// switchCompactions answers a suspend or resume PUT (verb): it reads which
+// of the major and minor compactions the body names ({"<verb>Major":
+// bool, "<verb>Minor": bool}), switches them with major and minor, and
+// answers upstream's sentence ("Suspend majorGC on BookieServer: <id>,
+// Suspend minorGC on BookieServer: <id>").
+func (s *Service) switchCompactions(w http.ResponseWriter, r *http.Request, verb string, major, minor func()) {
 	if !s.authorize(w, r) {
 		return
 	}
-	major, minor, ok := s.majorMinorFlags(w, r, "resumeMajor", "resumeMinor")
+	doMajor, doMinor, ok := s.majorMinorFlags(w, r, verb+"Major", verb+"Minor")
 	if !ok {
 		return
 	}
+	title := strings.ToUpper(verb[:1]) + verb[1:]
 	out := ""
-	if major {
-		out = "Resume majorGC on BookieServer: " + s.opts.BookieID
-		gc.ResumeMajorGC()
+	if doMajor {
+		out = title + " majorGC on BookieServer: " + s.opts.BookieID
+		major()
 	}
-	if minor {
-		out += ", Resume minorGC on BookieServer: " + s.opts.BookieID
-		gc.ResumeMinorGC()
+	if doMinor {
+		out += ", " + title + " minorGC on BookieServer: " + s.opts.BookieID
+		minor()
 	}
-	s.log.Info("compaction resumed", "major", major, "minor", minor)
+	s.log.Info("compactions: "+verb, "major", doMajor, "minor", doMinor)
 	writeJSONString(w, http.StatusOK, out)
 }
 

@@ -36,10 +36,7 @@ func (s *Service) serveIndexCheckpoint(w http.ResponseWriter, r *http.Request) {
 		methodNotServed(w, http.StatusNotFound, "PUT, POST", msgIndexCheckpointMethod)
 		return
 	}
-	if !s.authorize(w, r) {
-		return
-	}
-	q, ok := parseQuery(w, r)
+	q, ok := s.authorizedQuery(w, r)
 	if !ok {
 		return
 	}

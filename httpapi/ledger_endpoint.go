@@ -65,53 +65,19 @@ func (s *Service) serveLedgerEntry(w http.ResponseWriter, r *http.Request) {
 		if !s.authorize(w, r) {
 			return
 		}
-		q, ok := parseQuery(w, r)
-		if !ok {
-			return
+		if ledgerID, entryID, ok := entryQuery(w, r, 0); ok {
+			s.putEntry(w, r, ledgerID, entryID)
 		}
-		ledgerID, ok := queryID(w, q, "ledgerId", 0)
-		if !ok {
-			return
-		}
-		entryID, ok := queryID(w, q, "entryId", 0)
-		if !ok {
-			return
-		}
-		s.putEntry(w, r, ledgerID, entryID)
 	case http.MethodGet, http.MethodHead:
-		q, ok := parseQuery(w, r)
+		ledgerID, entryID, ok := entryQuery(w, r, bookie.LastEntry)
 		if !ok {
 			return
 		}
-		ledgerID, ok := queryID(w, q, "ledgerId", 0)
-		if !ok {
-			return
-		}
-		entryID, ok := queryID(w, q, "entryId", bookie.LastEntry)
-		if !ok {
-			return
-		}
-		release, ok := s.admission.admitOp(w, r, opRead)
+		entryID, payload, release, ok := s.readEntry(w, r, ledgerID, entryID, func(n int) int { return n })
 		if !ok {
 			return
 		}
 		defer release()
-		var payload []byte
-		var err error
-		if entryID == bookie.LastEntry {
-			entryID, payload, err = s.opts.Storage.GetLastEntry(ledgerID)
-		} else {
-			payload, err = s.opts.Storage.GetEntry(ledgerID, entryID)
-		}
-		if err != nil {
-			s.storageError(w, r, err)
-			return
-		}
-		releaseBytes, ok := s.admission.admitBytes(w, r, opRead, int64(len(payload)))
-		if !ok {
-			return
-		}
-		defer releaseBytes()
 		writePayload(w, ledgerID, entryID, payload)
 	default:
 		methodNotServed(w, http.StatusNotFound, "GET, HEAD, PUT", msgLedgerEntryMethod)
@@ -168,6 +134,36 @@ func (s *Service) putEntry(w http.ResponseWriter, r *http.Request, ledgerID, ent
 	writeJSON(w, http.StatusOK, jsonObject{{"ledgerId", ledgerID}, {"entryId", entryID}, {"size", size}})
 }
 
+// readEntry reads entry entryID of ledgerID (bookie.LastEntry: the last
+// one) under read admission, then admits the answer's bytes, answerBytes
+// of the payload's length. It returns the entry's id and payload, and the
+// admissions' release, to call once the answer is written; when it fails
+// it has answered the client and returns false.
+func (s *Service) readEntry(w http.ResponseWriter, r *http.Request, ledgerID, entryID int64, answerBytes func(payloadLen int) int) (int64, []byte, func(), bool) {
+	release, ok := s.admission.admitOp(w, r, opRead)
+	if !ok {
+		return 0, nil, nil, false
+	}
+	var payload []byte
+	var err error
+	if entryID == bookie.LastEntry {
+		entryID, payload, err = s.opts.Storage.GetLastEntry(ledgerID)
+	} else {
+		payload, err = s.opts.Storage.GetEntry(ledgerID, entryID)
+	}
+	if err != nil {
+		s.storageError(w, r, err)
+		release()
+		return 0, nil, nil, false
+	}
+	releaseBytes, ok := s.admission.admitBytes(w, r, opRead, int64(answerBytes(len(payload))))
+	if !ok {
+		release()
+		return 0, nil, nil, false
+	}
+	return entryID, payload, func() { releaseBytes(); release() }, true
+}
+
 // bodyReader remembers how much its reader gave and how it ended, so
 // that a failed PUT can be told apart: the client's body, or the storage.
 type bodyReader struct {
@@ -195,30 +191,16 @@ func (s *Service) serveLedgerLastEntry(w http.ResponseWriter, r *http.Request) {
 	if !allowGet(w, r, msgLedgerLastEntryMethod) {
 		return
 	}
-	q, ok := parseQuery(w, r)
+	ledgerID, ok := ledgerQuery(w, r)
 	if !ok {
 		return
 	}
-	ledgerID, ok := queryID(w, q, "ledgerId", 0)
-	if !ok {
-		return
-	}
-	release, ok := s.admission.admitOp(w, r, opRead)
+	// The answer holds the payload and its base64 text.
+	entryID, payload, release, ok := s.readEntry(w, r, ledgerID, bookie.LastEntry, func(n int) int { return n + base64.StdEncoding.EncodedLen(n) })
 	if !ok {
 		return
 	}
 	defer release()
-	entryID, payload, err := s.opts.Storage.GetLastEntry(ledgerID)
-	if err != nil {
-		s.storageError(w, r, err)
-		return
-	}
-	// The payload and its base64 text in the answer.
-	releaseBytes, ok := s.admission.admitBytes(w, r, opRead, int64(len(payload)+base64.StdEncoding.EncodedLen(len(payload))))
-	if !ok {
-		return
-	}
-	defer releaseBytes()
 	w.Header().Set("X-Entry-Id", strconv.FormatInt(entryID, 10))
 	writeJSON(w, http.StatusOK, jsonObject{{"ledgerId", ledgerID}, {"entryId", entryID}, {"size", len(payload)}, {"payload", payload}})
 }
@@ -234,11 +216,7 @@ func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
 	if !s.authorize(w, r) {
 		return
 	}
-	q, ok := parseQuery(w, r)
-	if !ok {
-		return
-	}
-	ledgerID, ok := queryID(w, q, "ledgerId", 0)
+	ledgerID, ok := ledgerQuery(w, r)
 	if !ok {
 		return
 	}
@@ -291,6 +269,29 @@ func parseQuery(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
 		}
 	}
 	return q, true
+}
+
+// ledgerQuery parses the query of a request on a ledger: its ledgerId.
+func ledgerQuery(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	q, ok := parseQuery(w, r)
+	if !ok {
+		return 0, false
+	}
+	return queryID(w, q, "ledgerId", 0)
+}
+
+// entryQuery parses the query of a request on an entry: its ledgerId and
+// its entryId, at least entryMinimum.
+func entryQuery(w http.ResponseWriter, r *http.Request, entryMinimum int64) (ledgerID, entryID int64, ok bool) {
+	q, ok := parseQuery(w, r)
+	if !ok {
+		return 0, 0, false
+	}
+	if ledgerID, ok = queryID(w, q, "ledgerId", 0); !ok {
+		return 0, 0, false
+	}
+	entryID, ok = queryID(w, q, "entryId", entryMinimum)
+	return ledgerID, entryID, ok
 }
 
 // quoteAll returns the values, quoted.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/cockroachdb/errors"
@@ -49,6 +50,22 @@ func (s *Service) authorize(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="bookie-index"`)
 	writeText(w, http.StatusUnauthorized, "Unauthorized: this request needs an \"Authorization: Bearer <token>\" header with the token of httpServerAuthTokenFile.")
 	return false
+}
+
+// authorizedBody is authorize, then readBody: the body of a mutation.
+func (s *Service) authorizedBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if !s.authorize(w, r) {
+		return nil, false
+	}
+	return s.readBody(w, r)
+}
+
+// authorizedQuery is authorize, then parseQuery: the query of a mutation.
+func (s *Service) authorizedQuery(w http.ResponseWriter, r *http.Request) (url.Values, bool) {
+	if !s.authorize(w, r) {
+		return nil, false
+	}
+	return parseQuery(w, r)
 }
 
 // tokensEqual compares two tokens in time that depends on neither their

@@ -48,10 +48,7 @@ func (s *Service) serveStateReadOnly(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodPut:
-		if !s.authorize(w, r) {
-			return
-		}
-		body, ok := s.readBody(w, r)
+		body, ok := s.authorizedBody(w, r)
 		if !ok {
 			return
 		}
