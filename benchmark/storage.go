@@ -16,6 +16,94 @@ import (
 // entryPayloadSize is the payload of the storage phases' entries.
 const entryPayloadSize = 1024
 
+// roundRobin is the ledgers of threads writers with perThread ledgers each:
+// writer t's n-th entry goes to ledger t + threads*(n mod perThread), as
+// entry n / perThread, so writer t writes ledgers t, t+threads, ... in turn.
+func roundRobin(threads, perThread int64) func(t, n int64) (ledger, entry int64) {
+	return func(t, n int64) (int64, int64) { return t + threads*(n%perThread), n / perThread }
+}
+
+// writeEntriesFor has threads writers add 1 KiB entries to s, writer t its
+// n-th as ledgerOf(t, n), until d has passed or one fails, then
+// checkpoints them. It returns how many entries each writer added and the
+// first error.
+func writeEntriesFor(s *bookie.Storage, threads int, d time.Duration, ledgerOf func(t, n int64) (ledger, entry int64)) ([]atomic.Int64, error) {
+	written := make([]atomic.Int64, threads)
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	var firstErr error
+	var errOnce sync.Once
+	for t := range int64(threads) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			payload := make([]byte, entryPayloadSize)
+			for n := int64(0); !stop.Load(); n++ {
+				l, e := ledgerOf(t, n)
+				if err := s.AddEntry(l, e, payload); err != nil {
+					errOnce.Do(func() { firstErr = err })
+					stop.Store(true)
+					return
+				}
+				written[t].Add(1)
+			}
+		}()
+	}
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	if firstErr == nil {
+		firstErr = s.Checkpoint()
+	}
+	return written, firstErr
+}
+
+// entryReaders read random entries of those writeEntriesFor wrote, one
+// reader per writer, until halted, counting the reads and the entries
+// found whole.
+type entryReaders struct {
+	stop       atomic.Bool
+	wg         sync.WaitGroup
+	ops, found atomic.Int64
+}
+
+// startEntryReaders starts the readers of the entries written (per writer)
+// to ledgerOf's ledgers; skip, if not nil, names ledgers not to read (they
+// are deleted).
+func startEntryReaders(s *bookie.Storage, written []atomic.Int64, ledgerOf func(t, n int64) (ledger, entry int64), skip func(ledger int64) bool) *entryReaders {
+	r := &entryReaders{}
+	for t := range int64(len(written)) {
+		r.wg.Add(1)
+		go func(seed int64) {
+			defer r.wg.Done()
+			rng := rand.New(rand.NewSource(seed))
+			for !r.stop.Load() {
+				w := rng.Intn(len(written))
+				cnt := written[w].Load()
+				if cnt == 0 {
+					continue
+				}
+				l, e := ledgerOf(int64(w), rng.Int63n(cnt))
+				if skip != nil && skip(l) {
+					continue
+				}
+				p, err := s.GetEntry(l, e)
+				r.ops.Add(1)
+				if err == nil && len(p) == entryPayloadSize {
+					r.found.Add(1)
+				}
+			}
+		}(t)
+	}
+	return r
+}
+
+// halt stops the readers and waits for them.
+func (r *entryReaders) halt() {
+	r.stop.Store(true)
+	r.wg.Wait()
+}
+
 // storagePhases runs the bookie storage phases: add-entry (threads adding
 // 1 KiB entries to their own ledgers for the phase's duration, then a
 // checkpoint that makes them durable, all timed) and read-entry (random
@@ -51,39 +139,13 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 		return errors.Wrap(err, "add-entry: opening the storage")
 	}
 	// add-entry
-	written := make([]atomic.Int64, cfg.Threads) // entries per thread; thread i writes ledgers i, i+T, ...
 	ledgersPerThread := max(cfg.Ledgers/int64(cfg.Threads), 1)
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var firstErr error
-	var errOnce sync.Once
+	ledgerOf := roundRobin(int64(cfg.Threads), ledgersPerThread)
 	r.logf("add-entry: writing 1 KiB entries (%s)", cfg.Duration)
 	rss := startRSSSampler()
 	p0 := sampleProcess()
 	start := time.Now()
-	for t := 0; t < cfg.Threads; t++ {
-		wg.Add(1)
-		go func(t int) {
-			defer wg.Done()
-			payload := make([]byte, entryPayloadSize)
-			for n := int64(0); !stop.Load(); n++ {
-				ledger := int64(t) + int64(cfg.Threads)*(n%ledgersPerThread)
-				entry := n / ledgersPerThread
-				if err := s.AddEntry(ledger, entry, payload); err != nil {
-					errOnce.Do(func() { firstErr = err })
-					stop.Store(true)
-					return
-				}
-				written[t].Add(1)
-			}
-		}(t)
-	}
-	time.Sleep(cfg.Duration)
-	stop.Store(true)
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = s.Checkpoint()
-	}
+	written, firstErr := writeEntriesFor(s, cfg.Threads, cfg.Duration, ledgerOf)
 	elapsed := time.Since(start)
 	p1 := sampleProcess()
 	peak := rss.finish()
@@ -111,36 +173,13 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 	}
 	defer s.Close() // read-only phase: nothing to lose on close
 	r.logf("read-entry: random reads (%s)", cfg.Duration)
-	var ops, found atomic.Int64
-	stop.Store(false)
 	rss = startRSSSampler()
 	p0 = sampleProcess()
 	start = time.Now()
-	for t := 0; t < cfg.Threads; t++ {
-		wg.Add(1)
-		go func(seed int64) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(seed))
-			for !stop.Load() {
-				w := rng.Intn(cfg.Threads)
-				cnt := written[w].Load()
-				if cnt == 0 {
-					continue
-				}
-				i := rng.Int63n(cnt)
-				ledger := int64(w) + int64(cfg.Threads)*(i%ledgersPerThread)
-				entry := i / ledgersPerThread
-				p, err := s.GetEntry(ledger, entry)
-				ops.Add(1)
-				if err == nil && len(p) == entryPayloadSize {
-					found.Add(1)
-				}
-			}
-		}(int64(t))
-	}
+	readers := startEntryReaders(s, written, ledgerOf, nil)
 	time.Sleep(cfg.Duration)
-	stop.Store(true)
-	wg.Wait()
+	readers.halt()
+	ops, found := &readers.ops, &readers.found
 	elapsed = time.Since(start)
 	p1 = sampleProcess()
 	peak = rss.finish()

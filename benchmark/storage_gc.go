@@ -1,11 +1,8 @@
 package benchmark
 
 import (
-	"math/rand"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
@@ -48,45 +45,16 @@ func (r *runner) gcPhase(b *BookieEngine) error {
 	defer s.Close()
 
 	threads := int64(cfg.Threads)
-	written := make([]atomic.Int64, cfg.Threads)
 	perThread := max(cfg.Ledgers/threads, 1)
-	ledgerOf := func(t, n int64) (int64, int64) { return t + threads*(n%perThread), n / perThread }
+	ledgerOf := roundRobin(threads, perThread)
 	// Deleted ledgers are spread over the ids, so that every log keeps
 	// some live entries: compaction, not only removal.
 	spread := min(int64(100), threads*perThread)
 	deleted := func(ledger int64) bool { return float64(ledger%spread) < cfg.DeleteFraction*float64(spread) }
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	var firstErr error
-	var errOnce sync.Once
-	fail := func(err error) {
-		errOnce.Do(func() { firstErr = err })
-		stop.Store(true)
-	}
 	r.logf("gc: writing 1 KiB entries (%s)", cfg.Duration)
-	for t := int64(0); t < threads; t++ {
-		wg.Add(1)
-		go func(t int64) {
-			defer wg.Done()
-			payload := make([]byte, entryPayloadSize)
-			for n := int64(0); !stop.Load(); n++ {
-				l, e := ledgerOf(t, n)
-				if err := s.AddEntry(l, e, payload); err != nil {
-					fail(err)
-					return
-				}
-				written[t].Add(1)
-			}
-		}(t)
-	}
-	time.Sleep(cfg.Duration)
-	stop.Store(true)
-	wg.Wait()
-	if firstErr == nil {
-		firstErr = s.Checkpoint()
-	}
-	if firstErr != nil {
-		return errors.Wrap(firstErr, "gc: writing")
+	written, err := writeEntriesFor(s, cfg.Threads, cfg.Duration, ledgerOf)
+	if err != nil {
+		return errors.Wrap(err, "gc: writing")
 	}
 	deletedLedgers := 0
 	for l := int64(0); l < threads*perThread; l++ {
@@ -107,38 +75,14 @@ func (r *runner) gcPhase(b *BookieEngine) error {
 	}
 
 	r.logf("gc: %d of %d ledgers deleted, %.1f MB of entry logs; forced GC with reads", deletedLedgers, threads*perThread, float64(before)/1e6)
-	var reads, found atomic.Int64
-	stop.Store(false)
-	for t := 0; t < cfg.Threads; t++ {
-		wg.Add(1)
-		go func(seed int64) {
-			defer wg.Done()
-			rng := rand.New(rand.NewSource(seed))
-			for !stop.Load() {
-				w := rng.Int63n(threads)
-				cnt := written[w].Load()
-				if cnt == 0 {
-					continue
-				}
-				l, e := ledgerOf(w, rng.Int63n(cnt))
-				if deleted(l) {
-					continue
-				}
-				p, err := s.GetEntry(l, e)
-				reads.Add(1)
-				if err == nil && len(p) == entryPayloadSize {
-					found.Add(1)
-				}
-			}
-		}(int64(t))
-	}
+	readers := startEntryReaders(s, written, ledgerOf, deleted)
 	p0 := sampleProcess()
 	start := time.Now()
 	res, gcErr := s.RunGC(bookie.GCRequest{Force: true})
 	elapsed := time.Since(start)
 	p1 := sampleProcess()
-	stop.Store(true)
-	wg.Wait()
+	readers.halt()
+	reads, found := &readers.ops, &readers.found
 	r.endProgress()
 	if gcErr != nil {
 		return errors.Wrap(gcErr, "gc: the forced cycle")
