@@ -397,9 +397,7 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 				d.mu.Unlock()
 				continue
 			}
-			d.mu.compactions++ // before unlocking: Ingest waits for none to run
-			d.mu.Unlock()
-			if err := d.runManualCompaction(ctx, c); err != nil {
+			if err := d.runManualCompactionLocked(ctx, c); err != nil {
 				return err
 			}
 		}
@@ -407,10 +405,13 @@ func (d *DB) Compact(ctx context.Context, start, end []byte) error {
 	return d.compactLastLevel(ctx, start, end)
 }
 
-// runManualCompaction runs a compaction a manual Compact picked; the caller
-// counted it in d.mu.compactions with the background ones (Ingest waits
-// for none to run) and it is uncounted here.
-func (d *DB) runManualCompaction(ctx context.Context, c *compaction) error {
+// runManualCompactionLocked runs a compaction a manual Compact picked.
+// d.mu is held: it counts the compaction in d.mu.compactions with the
+// background ones before it unlocks (Ingest waits for none to run), and
+// uncounts it when done.
+func (d *DB) runManualCompactionLocked(ctx context.Context, c *compaction) error {
+	d.mu.compactions++
+	d.mu.Unlock()
 	err := d.runCompaction(ctx, c)
 	d.mu.Lock()
 	d.mu.compactions--
@@ -475,9 +476,7 @@ func (d *DB) compactLastLevel(ctx context.Context, start, end []byte) error {
 			d.mu.Unlock()
 			continue
 		}
-		d.mu.compactions++ // before unlocking: Ingest waits for none to run
-		d.mu.Unlock()
-		if err := d.runManualCompaction(ctx, c); err != nil {
+		if err := d.runManualCompactionLocked(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -338,9 +338,7 @@ func TestSlicedCompactionStepsSurviveCrash(t *testing.T) {
 	v.Unref()
 	require.NotNil(t, c)
 	require.True(t, c.sliced, "%s\n%s", describeCompaction(c), d.mu.versions.Current())
-	d.mu.compactions++
-	d.mu.Unlock()
-	require.NoError(t, d.runManualCompaction(context.Background(), c))
+	require.NoError(t, d.runManualCompactionLocked(context.Background(), c))
 	crashed := mem.CrashClone(vfs.CrashOptions{})
 	require.NoError(t, d.Close())
 
@@ -387,9 +385,7 @@ func TestIntraL0KeepsTombstonesOverOlderL0(t *testing.T) {
 	v.Unref()
 	require.NotNil(t, c)
 	require.NotContains(t, c.inputs[0], oldest)
-	d.mu.compactions++
-	d.mu.Unlock()
-	require.NoError(t, d.runManualCompaction(context.Background(), c))
+	require.NoError(t, d.runManualCompactionLocked(context.Background(), c))
 	oldest.SetCompacting(false)
 	require.Equal(t, 2, l0Tables(d))
 	require.Equal(t, "<not found>", reviewGet(t, d, "k", nil))

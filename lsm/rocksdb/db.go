@@ -165,14 +165,9 @@ func (db *DB) replayWALs(fs vfs.FS) ([]tombstone, error) {
 	last := db.v.lastSequence
 	for _, w := range wals {
 		path := filepath.Join(db.dir, w.name)
-		f, err := fs.Open(path)
+		f, size, err := openSized(fs, path)
 		if err != nil {
-			return nil, errors.Wrapf(err, "rocksdb: open WAL")
-		}
-		size, err := f.Size()
-		if err != nil {
-			f.Close()
-			return nil, errors.Wrapf(err, "rocksdb: %s", path)
+			return nil, err
 		}
 		db.props.WALs = append(db.props.WALs, w.name)
 		r := newLogReader(path, f, size, w.num)

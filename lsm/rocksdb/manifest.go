@@ -51,17 +51,27 @@ func readCurrent(fs vfs.FS, dir string) (string, error) {
 	return s[:len(s)-1], nil
 }
 
-// readWhole reads a small file, at most limit bytes.
-func readWhole(fs vfs.FS, name string, limit int64) ([]byte, error) {
+// openSized opens name for reading and returns its size.
+func openSized(fs vfs.FS, name string) (vfs.File, int64, error) {
 	f, err := fs.Open(name)
 	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: open %s", name)
+		return nil, 0, errors.Wrapf(err, "rocksdb: open %s", name)
 	}
-	defer f.Close()
 	size, err := f.Size()
 	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: %s", name)
+		_ = f.Close()
+		return nil, 0, errors.Wrapf(err, "rocksdb: %s", name)
 	}
+	return f, size, nil
+}
+
+// readWhole reads a small file, at most limit bytes.
+func readWhole(fs vfs.FS, name string, limit int64) ([]byte, error) {
+	f, size, err := openSized(fs, name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	if size > limit {
 		return nil, corruptf("%s: %d bytes, more than %d", name, size, limit)
 	}
@@ -75,15 +85,11 @@ func readWhole(fs vfs.FS, name string, limit int64) ([]byte, error) {
 // readManifest replays the MANIFEST's version edits.
 func readManifest(fs vfs.FS, dir, manifest string) (*version, error) {
 	name := filepath.Join(dir, manifest)
-	f, err := fs.Open(name)
+	f, size, err := openSized(fs, name)
 	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: open %s", name)
+		return nil, err
 	}
 	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, errors.Wrapf(err, "rocksdb: %s", name)
-	}
 	v := &version{manifest: manifest, cfs: map[uint32]*cfState{0: {name: "default", files: map[uint64]*fileMeta{}}}}
 	r := newLogReader(name, f, size, 0)
 	var group []*versionEdit // an atomic group applies whole or not at all

@@ -13,9 +13,5 @@ func (osFS) DiskUsage(path string) (DiskUsage, error) {
 		return DiskUsage{}, errors.Wrapf(err, "statfs %s", path)
 	}
 	bs := uint64(st.Bsize)
-	return DiskUsage{
-		ID:     uint64(uint32(st.Fsid.X__val[0]))<<32 | uint64(uint32(st.Fsid.X__val[1])),
-		Total:  st.Blocks * bs,
-		Usable: st.Bavail * bs,
-	}, nil
+	return DiskUsage{ID: fileSystemID(path, &st), Total: uint64(st.Blocks) * bs, Usable: uint64(st.Bavail) * bs}, nil
 }
