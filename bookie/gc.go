@@ -106,7 +106,9 @@ func (d *DirStorage) ForceGC(forceMajor, forceMinor bool) {
 	if d.gc.inForce.CompareAndSwap(false, true) {
 		d.gc.forceMajor.Store(forceMajor)
 		d.gc.forceMinor.Store(forceMinor)
-		d.log.Info("Forced garbage collection triggered", "forceMajor", forceMajor, "forceMinor", forceMinor)
+		// Debug: whoever forced it (the admin API, the offline tool)
+		// logs the request once; each directory's cycle logs its result.
+		d.log.Debug("Forced garbage collection triggered", "forceMajor", forceMajor, "forceMinor", forceMinor)
 	}
 	select {
 	case d.gc.req <- struct{}{}:
@@ -150,7 +152,7 @@ func (d *DirStorage) RunGC(req GCRequest) (GCResult, error) {
 
 // gcLoop runs a cycle every GCWaitTime and on ForceGC, until stop.
 func (d *DirStorage) gcLoop() {
-	d.runEvery(d.opts.GCWaitTime, d.gc.req, func() {
+	d.runEvery(d.opts.GCWaitTime, d.gc.req, func(bool) {
 		req := d.nextGCRequest()
 		if _, err := d.gcCycle(req); err != nil {
 			d.log.Warn("garbage collection failed; the next cycle retries", "err", err)

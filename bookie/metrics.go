@@ -31,6 +31,10 @@ const (
 	StatReadAheadBatchSize     = "readahead-batch-size"
 	StatReadAheadTime          = "readahead-time"
 	StatThrottledWriteRequests = "throttled-write-requests"
+	// StatDBStorageThreadTime is upstream's thread-scoped counter of the
+	// milliseconds its db-storage thread spent flushing a full write
+	// cache; DirMetrics.DBStorageThreadTime.
+	StatDBStorageThreadTime = "db-storage-thread-time"
 	// StatWriteCacheMaxSize and StatReadAheadMaxBatchSize are the gauges
 	// upstream's DbLedgerStorage registers (not per directory): a
 	// directory's write cache size and the read-ahead batch size.
@@ -108,6 +112,11 @@ type DirMetrics struct {
 	// LastCheckpoint is when the last checkpoint completed; zero if none.
 	LastCheckpoint time.Time
 
+	// DBStorageThreadTime is the time the checkpoint worker spent in
+	// checkpoints a full write cache asked for (upstream's
+	// db-storage-thread-time: its db-storage thread runs only those).
+	DBStorageThreadTime time.Duration
+
 	// CheckpointFailures counts the checkpoints that failed in a row
 	// (0 once one succeeds); see DirStorage.CheckpointError.
 	CheckpointFailures int64
@@ -155,6 +164,7 @@ func (d *DirStorage) Metrics() DirMetrics {
 		PurgedLedgers:          s.purgedLedgers.Load(),
 		PurgeFailures:          s.purgeFailures.Load(),
 		CheckpointFailures:     s.checkpointFailures.Load(),
+		DBStorageThreadTime:    time.Duration(s.dbStorageThreadNanos.Load()),
 		ReadCorruptions:        s.readCorruptions.Load(),
 		EntryLog:               d.entryLog.Metrics(),
 		Index:                  d.locations.Metrics(),

@@ -32,6 +32,7 @@ type dirStats struct {
 	readCorruptions                     atomic.Int64
 	lastCheckpointNanos                 atomic.Int64 // Unix nanos of the last completed checkpoint
 	checkpointFailures                  atomic.Int64 // checkpoints failed in a row
+	dbStorageThreadNanos                atomic.Int64 // checkpoints a full write cache asked for
 
 	// flushSize, readAheadBatchCount and readAheadBatchSize take values
 	// (AddValue), as upstream's flush-size, readahead-batch-count and

@@ -553,6 +553,23 @@ func validateHost(host string) error {
 	return nil
 }
 
+// AbsoluteDirectories makes the ledger and index directories absolute,
+// relative ones being relative to the working directory: the storage
+// records them so (LAYOUT), and every log line, metric label and API
+// answer then names a directory one way.
+func (c *Config) AbsoluteDirectories() error {
+	for _, dirs := range [][]string{c.LedgerDirectories, c.IndexDirectories} {
+		for i, d := range dirs {
+			abs, err := filepath.Abs(d)
+			if err != nil {
+				return errors.Wrapf(err, "making directory %s absolute", d)
+			}
+			dirs[i] = abs
+		}
+	}
+	return nil
+}
+
 // LocationsPaths returns the directory of each entry location index,
 // <indexDir>/current/locations, in ledger directory order (as
 // EntryLocationIndex.getEntryLocationDBPath reports them upstream).

@@ -47,18 +47,20 @@ func (ix *Index) Compact(ctx context.Context) error {
 		close(done)
 	}()
 
-	ix.logger.Info("Starting entry location index compaction")
+	// Debug: the caller (the admin API, the offline tool) logs the
+	// compaction it runs, with why; a second line here would double it.
+	ix.logger.Debug("Starting entry location index compaction")
 	start := time.Now()
 	err := ix.db.Compact(ctx, nil, nil)
 	if err != nil {
-		ix.logger.Warn("Entry location index compaction stopped", "duration", time.Since(start), "err", err)
+		ix.logger.Debug("Entry location index compaction stopped", "duration", time.Since(start), "err", err)
 		if ix.isClosing() {
 			// Both targets: the caller may test either.
 			return fmt.Errorf("entrylocation: Compact interrupted by Close: %w: %w", ErrClosed, err)
 		}
 		return errors.Wrap(err, "entrylocation: Compact")
 	}
-	ix.logger.Info("Entry location index compaction finished", "duration", time.Since(start))
+	ix.logger.Debug("Entry location index compaction finished", "duration", time.Since(start))
 	return nil
 }
 

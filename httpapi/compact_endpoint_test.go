@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -256,4 +258,26 @@ func TestBodyLimit(t *testing.T) {
 	s.ServeHTTP(rec, req)
 	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
 	require.Zero(t, f1.calls.Load())
+}
+
+// TestRelativeAndAbsolutePaths: an index whose path is relative (a
+// directory configured relative to the working directory, by an embedder
+// that did not make it absolute) is named by its absolute form too, and an
+// absolute index by a relative form, both resolved against the working
+// directory.
+func TestRelativeAndAbsolutePaths(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	rel := filepath.Join("data", "ledgers", "current", "locations")
+	f1, f2 := instantIndex(rel), instantIndex(filepath.Join(wd, "other", "current", "locations"))
+	s := testService(t, nil, f1, f2)
+	for _, name := range []string{filepath.Join(wd, rel), "./" + rel, filepath.Join("other", "current", "locations")} {
+		code, body := do(t, s, http.MethodPut, PathEntryLocationCompact, `{"entryLocationRocksDBCompact":true,"entryLocations":"`+name+`"}`)
+		require.Equal(t, http.StatusOK, code, "%s: %s", name, body)
+		require.Contains(t, body, "Triggered entry Location RocksDB: "+name)
+		eventually(t, "idle", func() bool { return idle(t, s) })
+	}
+	s.Close()
+	require.Equal(t, int64(2), f1.calls.Load())
+	require.Equal(t, int64(1), f2.calls.Load())
 }

@@ -70,7 +70,7 @@ func (s *Service) serveGC(w http.ResponseWriter, r *http.Request) {
 			forceMinor = javaParseBoolean(fields["forceMinor"], forceMinor)
 		}
 		gc.ForceGC(forceMajor, forceMinor)
-		s.log.Info("forced garbage collection requested", "forceMajor", forceMajor, "forceMinor", forceMinor)
+		s.log.Info("forced garbage collection requested", "forceMajor", forceMajor, "forceMinor", forceMinor, "remote", r.RemoteAddr)
 		writeJSONString(w, http.StatusOK, "Triggered GC on BookieServer: "+s.opts.BookieID)
 	case http.MethodGet, http.MethodHead:
 		writeJSON(w, http.StatusOK, jsonObject{{"is_in_force_gc", strconv.FormatBool(gc.IsInForceGC())}})

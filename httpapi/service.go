@@ -326,8 +326,8 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
-// lookup resolves an index path as a client wrote it: exactly, or after
-// filepath.Clean.
+// lookup resolves an index path as a client wrote it: exactly, after
+// filepath.Clean, or absolute.
 func (s *Service) lookup(path string) *directory {
 	if d, ok := s.byPath[path]; ok {
 		return d
@@ -335,6 +335,18 @@ func (s *Service) lookup(path string) *directory {
 	clean := filepath.Clean(path)
 	for _, d := range s.dirs {
 		if filepath.Clean(d.path) == clean {
+			return d
+		}
+	}
+	// The absolute form of a relative index path, and a relative form of
+	// an absolute one, both resolved against the working directory, which
+	// is what a relative directory of the configuration is relative to.
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	for _, d := range s.dirs {
+		if da, err := filepath.Abs(d.path); err == nil && da == abs {
 			return d
 		}
 	}

@@ -19,6 +19,9 @@ type storageCollector struct {
 	gauges   []storageValue
 
 	flushSize, readAheadCount, readAheadSize *prometheus.Desc
+	// threadTime is upstream's thread-scoped db-storage-thread-time: its
+	// labels name the thread pool and thread too.
+	threadTime *prometheus.Desc
 	// writeCacheMaxSize and readAheadMaxBatchSize are unlabelled, as
 	// upstream's DbLedgerStorage registers them once for all directories.
 	writeCacheMaxSize, readAheadMaxBatchSize *prometheus.Desc
@@ -117,6 +120,9 @@ func newStorageCollector(storage LedgerStorage, timed bool) *storageCollector {
 	c.flushSize = prometheus.NewDesc(upstreamName(bookie.StatFlushSize), "Bytes each checkpoint that wrote a write cache wrote (quantiles, sum in bytes).", labels("success"), nil)
 	c.readAheadCount = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchCount), "Entries each read-ahead after a read-cache miss read (quantiles, sum in entries).", labels("success"), nil)
 	c.readAheadSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadBatchSize), "Bytes each read-ahead after a read-cache miss read (quantiles, sum in bytes).", labels("success"), nil)
+	c.threadTime = prometheus.NewDesc(upstreamName(bookie.StatDBStorageThreadTime),
+		"Milliseconds the checkpoint worker spent in checkpoints a full write cache asked for (upstream's db-storage thread runs only those; "+
+			"the periodic checkpoints are not counted).", append(append([]string(nil), dirLabels...), "threadPool", "thread"), nil)
 	c.writeCacheMaxSize = prometheus.NewDesc(upstreamName(bookie.StatWriteCacheMaxSize), "Write cache capacity of one directory, in bytes.", nil, nil)
 	c.readAheadMaxBatchSize = prometheus.NewDesc(upstreamName(bookie.StatReadAheadMaxBatchSize), "Entries one read-ahead reads at most (dbStorage_readAheadCacheBatchSize).", nil, nil)
 	return c
@@ -144,6 +150,7 @@ func (c *storageCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.flushSize
 	ch <- c.readAheadCount
 	ch <- c.readAheadSize
+	ch <- c.threadTime
 	ch <- c.writeCacheMaxSize
 	ch <- c.readAheadMaxBatchSize
 }
@@ -166,6 +173,8 @@ func (c *storageCollector) Collect(ch chan<- prometheus.Metric) {
 		for _, v := range c.gauges {
 			ch <- prometheus.MustNewConstMetric(v.desc, prometheus.GaugeValue, v.value(&m), dl...)
 		}
+		ch <- prometheus.MustNewConstMetric(c.threadTime, prometheus.CounterValue, float64(m.DBStorageThreadTime.Milliseconds()),
+			m.LedgerDir, m.IndexDir, "db-storage", "0")
 		collectValueStats(ch, c.flushSize, &m.FlushSize, dl)
 		collectValueStats(ch, c.readAheadCount, &m.ReadAheadBatchCount, dl)
 		collectValueStats(ch, c.readAheadSize, &m.ReadAheadBatchSize, dl)

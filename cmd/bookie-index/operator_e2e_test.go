@@ -261,3 +261,59 @@ func TestServePortInUse(t *testing.T) {
 	_, err = os.Stat(filepath.Join(root, "l"))
 	require.ErrorIs(t, err, os.ErrNotExist, "nothing was created")
 }
+
+// TestServeRelativeDirectories: directories configured relative to the
+// working directory are named absolute everywhere (state, metric labels,
+// the compaction endpoint's answers), and the compaction endpoint takes
+// the absolute form as well as the relative one.
+func TestServeRelativeDirectories(t *testing.T) {
+	root := t.TempDir()
+	t.Chdir(root)
+	confPath := operatorConf(t, root, "ledgerDirectories=data/ledgers")
+	base, stop, err := startServeIn(t, "--conf", confPath)
+	require.NoError(t, err)
+	abs := filepath.Join(root, "data", "ledgers")
+	code, body := request(t, http.MethodGet, base+"/api/v1/bookie/state", "", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"ledgerDir" : "`+abs+`/current"`)
+	require.Contains(t, body, `"entryLocationDBPath" : "`+abs+`/current/locations"`)
+	code, body = request(t, http.MethodGet, base+"/metrics", "", "")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `ledgerDir="`+abs+`/current"`)
+	require.NotContains(t, body, `ledgerDir="data/`)
+	for _, p := range []string{abs + "/current/locations", "data/ledgers/current/locations"} {
+		code, body = request(t, http.MethodPut, base+"/api/v1/bookie/entry_location_compact",
+			`{"entryLocationRocksDBCompact":true,"entryLocations":"`+p+`"}`, "")
+		require.Equal(t, http.StatusOK, code, "%s: %s", p, body)
+		waitUntil(t, "compaction done", 5*time.Second, func() bool {
+			_, body := request(t, http.MethodGet, base+"/api/v1/bookie/entry_location_compact", "", "")
+			return strings.Contains(body, ": false")
+		})
+	}
+	require.NoError(t, stop())
+}
+
+// TestServeOptionNotes: an OPTIONS value RocksDB would clip is logged as
+// clipped, naming the value used; a RocksDB-only option as ignored.
+func TestServeOptionNotes(t *testing.T) {
+	root := t.TempDir()
+	optionsPath := filepath.Join(root, "entry_location_rocksdb.conf")
+	require.NoError(t, os.WriteFile(optionsPath, []byte("[DBOptions]\nkeep_log_file_num=30\n[CFOptions \"default\"]\nwrite_buffer_size=1024\n"), 0o600))
+	confPath := operatorConf(t, root, "entryLocationRocksdbConf="+optionsPath)
+	var stderr syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, nil, []string{"--conf", confPath}, &stderr, func(string) { close(ready) }) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	cancel()
+	require.NoError(t, <-done)
+	log := stderr.String()
+	require.Contains(t, log, `msg="option value clipped, as RocksDB clips it" option="[CFOptions \"default\"] write_buffer_size=1024: clipped to 65536: `)
+	require.Contains(t, log, `msg="ignored option" option="[DBOptions] keep_log_file_num=30: ignored: RocksDB-only option"`)
+	require.NotContains(t, log, `msg="ignored option" option="[CFOptions \"default\"] write_buffer_size`)
+}

@@ -79,10 +79,14 @@ func loadConfigCommand(name, help string, args []string, stderr io.Writer, extra
 }
 
 // load reads the configuration: the file (or the embedded default), the
-// process's BK_<key> environment variables, then the --set overrides.
+// process's BK_<key> environment variables, then the --set overrides. The
+// ledger and index directories come back absolute.
 func (f *configFlags) load() (*conf.Config, error) {
 	c, err := conf.Load(conf.LoadOptions{Path: f.path, Environment: true, Overrides: f.overrides})
 	if err != nil {
+		return nil, errors.Wrap(err, "configuration")
+	}
+	if err := c.AbsoluteDirectories(); err != nil {
 		return nil, errors.Wrap(err, "configuration")
 	}
 	return c, nil
@@ -281,7 +285,7 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 	}
 	log.Info("entry location index options", "from", mode)
 	for _, n := range notes {
-		log.Info("ignored option", "option", n)
+		log.Info(optionNoteMessage(n), "option", n)
 	}
 	storage, err := bookie.Open(opts)
 	if errors.Is(err, bookie.ErrUnconverted) && c.Source != conf.EmbeddedServerConfName {
@@ -299,6 +303,19 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 	}
 	log.Info("ledger storage open", "directories", len(dirs), "flushInterval", c.FlushInterval, "gcWaitTime", c.GCWaitTime)
 	return storage, dirs, nil
+}
+
+// optionNoteMessage names what a note of the engine options says of its
+// option: ignored, or clipped (or raised) to a value RocksDB would also
+// have used, or taken with a remark.
+func optionNoteMessage(note string) string {
+	switch {
+	case strings.Contains(note, ": ignored"):
+		return "ignored option"
+	case strings.Contains(note, ": clipped to "), strings.Contains(note, ": raised to "):
+		return "option value clipped, as RocksDB clips it"
+	}
+	return "option taken with a note"
 }
 
 // checkAdminExposure refuses an admin server that would take

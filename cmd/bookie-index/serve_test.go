@@ -228,6 +228,10 @@ func TestServeInProcess(t *testing.T) {
 	// One line of effective options per index.
 	require.Equal(t, 2, strings.Count(stderr.String(), `msg="entry location index effective options"`), stderr.String())
 	require.Contains(t, stderr.String(), "writeBufferSize=4194304")
+	// Each compaction is logged once, by the admin API (with its
+	// trigger), not again by the index.
+	require.Contains(t, stderr.String(), `msg="Entry location compaction finished"`)
+	require.NotContains(t, stderr.String(), "Entry location index compaction finished")
 	// The keys the file sets that serve does not use.
 	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys of the rest of a bookie, not used by bookie-index: journalMaxSizeMB"`)
 	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -89,9 +90,39 @@ func TestVersion(t *testing.T) {
 		code, out, errOut := runCmd(args...)
 		require.Equal(t, 0, code, errOut)
 		require.True(t, strings.HasPrefix(out, "bookie-index "), out)
-		require.Contains(t, out, ", commit ")
+		require.True(t, strings.Contains(out, ", commit ") || strings.Contains(out, ", built without VCS information"), out)
 		require.Contains(t, out, runtime.Version())
 		require.Equal(t, 1, strings.Count(out, "\n"))
+	}
+}
+
+// TestVersionWithoutVCS: a binary built with -buildvcs=false (CI's
+// setting) says so and how to record the commit, or names the commit
+// given with -ldflags -X main.commit.
+func TestVersionWithoutVCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary twice")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool to build the binary")
+	}
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{nil, `built without VCS information (-buildvcs=false, or no .git): build with -ldflags "-X main.commit=$(git rev-parse HEAD)" to record the commit`},
+		{[]string{"-ldflags", "-X main.commit=0123abcd"}, "commit 0123abcd (from -ldflags)"},
+	} {
+		bin := filepath.Join(dir, "bookie-index")
+		args := append(append([]string{"build", "-buildvcs=false"}, tc.flags...), "-o", bin, ".")
+		out, err := exec.Command(goTool, args...).CombinedOutput()
+		require.NoError(t, err, "go build: %s", out)
+		out, err = exec.Command(bin, "--version").Output()
+		require.NoError(t, err)
+		require.Contains(t, string(out), tc.want)
+		require.NotContains(t, string(out), "unknown")
 	}
 }
 
