@@ -61,3 +61,26 @@ func TestRegenerateDirs(t *testing.T) {
 		t.Logf("wrote %s", dst)
 	}
 }
+
+// committedTraces are the traces of testdata/traces: the program, the
+// file and its seed.
+var committedTraces = []struct {
+	program, file string
+	seed          int64
+}{
+	{"IndexTrace", "entrylocation-seed1.jsonl", 1},
+}
+
+// TestRegenerateTraces rewrites testdata/traces with -regenerate (it needs
+// java and mvn). A trace is the same for the same seed.
+func TestRegenerateTraces(t *testing.T) {
+	if !*regenerate {
+		t.Skip("rewrites testdata/traces only with -regenerate")
+	}
+	p := Build(t)
+	for _, c := range committedTraces {
+		out := filepath.Join("testdata", "traces", c.file)
+		p.Run(t, c.program, "--seed", strconv.FormatInt(c.seed, 10), "--dir", filepath.Join(scratchDir(t), "db"), "--out", out)
+		t.Logf("wrote %s", out)
+	}
+}
