@@ -1,11 +1,9 @@
 package bookie
 
 import (
-	"syscall"
 	"time"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
-	"github.com/bookie-index/bookie-index/lsm"
 	"github.com/cockroachdb/errors"
 )
 
@@ -323,12 +321,6 @@ func (d *DirStorage) CheckpointError() error {
 	d.flushMu.Lock()
 	defer d.flushMu.Unlock()
 	return d.lastErr
-}
-
-// isNoSpace reports whether err comes from a full file system: the index
-// engine's ErrNoSpace or an entry log's ENOSPC or EDQUOT.
-func isNoSpace(err error) bool {
-	return errors.Is(err, lsm.ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // purgeLoop purges after each checkpoint, and every GCWaitTime (the

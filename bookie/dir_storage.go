@@ -10,6 +10,7 @@ import (
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
 	"github.com/bookie-index/bookie-index/entrylocation"
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -483,7 +484,7 @@ func (d *DirStorage) Close() error {
 	// A full disk may be recovering (the index engine retries with
 	// backoff): give it up to CheckpointRetryMaxInterval.
 	deadline := time.Now().Add(d.opts.CheckpointRetryMaxInterval)
-	for err != nil && isNoSpace(err) && time.Now().Before(deadline) {
+	for err != nil && vfs.IsNoSpace(err) && time.Now().Before(deadline) {
 		time.Sleep(max(min(time.Until(time.Unix(0, d.retryAt.Load())), time.Until(deadline)), time.Millisecond))
 		err = d.checkpoint()
 	}
@@ -497,7 +498,7 @@ func (d *DirStorage) Close() error {
 		_, inFlush := d.flushCache.sizeAndCount()
 		cached := inWrite + inFlush
 		msg := "final checkpoint failed; the entries no checkpoint completed are lost (what earlier checkpoints wrote is safe)"
-		if isNoSpace(err) {
+		if vfs.IsNoSpace(err) {
 			msg = "final checkpoint failed: out of space; the entries no checkpoint completed are lost (what earlier checkpoints wrote is safe)"
 		}
 		d.log.Error(msg, "uncheckpointedEntries", cached, "err", err)

@@ -314,7 +314,7 @@ func (d *DirStorage) markerPath() string { return filepath.Join(d.ledgerDir, com
 
 func (d *DirStorage) writeCompactionMarker(id int64) error {
 	path := d.markerPath()
-	if err := writeFileSynced(d.opts.FS, path, []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
+	if err := vfs.ReplaceFile(d.opts.FS, path, path+".tmp", []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
 		return errors.Wrapf(err, "bookie: writing the compaction marker %s", path)
 	}
 	return nil
@@ -345,38 +345,5 @@ func (d *DirStorage) removeCompactionMarker() error {
 	if err := d.opts.FS.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return errors.Wrapf(err, "bookie: removing %s", path)
 	}
-	return syncDirOf(d.opts.FS, path)
-}
-
-// writeFileSynced replaces name with data durably: a temporary file,
-// synced, renamed over name, the directory synced.
-func writeFileSynced(fs vfs.FS, name string, data []byte) error {
-	tmp := name + ".tmp"
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = fs.Rename(tmp, name)
-	}
-	if err == nil {
-		err = syncDirOf(fs, name)
-	}
-	return err
-}
-
-// syncDirOf syncs the directory holding name.
-func syncDirOf(fs vfs.FS, name string) error {
-	dir, err := fs.OpenDir(filepath.Dir(name))
-	if err != nil {
-		return err
-	}
-	return errors.CombineErrors(dir.Sync(), dir.Close())
+	return errors.Wrap(vfs.SyncDir(d.opts.FS, filepath.Dir(path)), "bookie: removing the compaction marker")
 }

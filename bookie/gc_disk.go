@@ -1,11 +1,5 @@
 package bookie
 
-import (
-	"github.com/bookie-index/bookie-index/bookie/ondisk"
-	"github.com/bookie-index/bookie-index/vfs"
-	"github.com/cockroachdb/errors"
-)
-
 // Defaults of the disk-pressure rules, upstream's.
 const (
 	DefaultDiskUsageThreshold     = 0.95
@@ -32,41 +26,16 @@ func (p diskPressure) String() string {
 	return "writable"
 }
 
-// resolveDisk fills the disk-pressure defaults and checks them as
-// upstream's DiskChecker does.
-func resolveDisk(o *GCOptions, fs vfs.FS) error {
-	if o.DiskUsageThreshold == 0 {
-		o.DiskUsageThreshold = DefaultDiskUsageThreshold
-	}
-	if o.DiskUsageWarnThreshold == 0 {
-		o.DiskUsageWarnThreshold = DefaultDiskUsageWarnThreshold
-	}
-	if t, w := o.DiskUsageThreshold, o.DiskUsageWarnThreshold; t <= 0 || t >= 1 || w-t > 1e-6 {
-		return errors.Wrapf(ErrInvalidArgument, "bookie: Disk space threshold: %v and warn threshold: %v are not valid. Should be > 0 and < 1 and diskSpaceThreshold >= diskSpaceWarnThreshold", t, w)
-	}
-	if o.MetadataCacheBytes == 0 {
-		o.MetadataCacheBytes = DefaultMetadataCacheBytes
-	}
-	if o.DiskUsage == nil && ondisk.SameFS(fs, vfs.Default) {
-		o.DiskUsage = osDiskUsage
-	}
-	return nil
-}
-
-// diskPressureOf measures the disk of the directory's entry logs; without
-// a DiskUsage function, or when it fails (logged), the disk counts as
-// writable.
+// diskPressureOf measures the disk of the directory's entry logs; when
+// that fails (logged) the disk counts as writable.
 func (d *DirStorage) diskPressureOf() diskPressure {
-	o := &d.opts.GC
-	if o.DiskUsage == nil {
-		return pressureNone
-	}
-	used, err := o.DiskUsage(d.ledgerDir)
+	o := d.opts
+	u, err := o.FS.DiskUsage(d.ledgerDir)
 	if err != nil {
 		d.log.Warn("measuring the disk usage failed; garbage collection assumes the disk writable", "err", err)
 		return pressureNone
 	}
-	switch {
+	switch used := u.UsedFraction(); {
 	case used > o.DiskUsageThreshold:
 		return pressureFull
 	case used > o.DiskUsageWarnThreshold:

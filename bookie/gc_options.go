@@ -50,24 +50,19 @@ type GCOptions struct {
 	CompactionRateByBytes   int64
 	ThrottleByBytes         bool
 
-	// Disk-pressure rules, upstream's, checked at each periodic cycle:
-	// above DiskUsageWarnThreshold (diskUsageWarnThreshold, default 0.90)
-	// major compaction is suspended, above DiskUsageThreshold
-	// (diskUsageThreshold, default 0.95) minor too; with
-	// ForceGCAllowWhenNoSpace (isForceGCAllowWhenNoSpace) the cycle is
-	// forced instead. Thresholds in (0, 1), warn at most the threshold.
-	ForceGCAllowWhenNoSpace                    bool
-	DiskUsageThreshold, DiskUsageWarnThreshold float64
+	// Disk-pressure rules, upstream's, checked at each periodic cycle
+	// against the storage's thresholds (Options.DiskUsageThreshold and
+	// DiskUsageWarnThreshold, which the read-only mode uses too): above
+	// the warn threshold major compaction is suspended, above the
+	// threshold minor too; with ForceGCAllowWhenNoSpace
+	// (isForceGCAllowWhenNoSpace) the cycle is forced instead.
+	ForceGCAllowWhenNoSpace bool
 	// MetadataCacheBytes bounds the memory the collector keeps of each
 	// rotated log's live ledgers (16 bytes a pair); past it a log keeps
 	// only its size and live bytes, and its ledgers map is read back
 	// from disk at the cycles after a purge. Ours; default
 	// DefaultMetadataCacheBytes; negative: keep none.
 	MetadataCacheBytes int64
-	// DiskUsage returns the used fraction of the disk holding a
-	// directory. Default: statfs when FS is the operating system's; nil
-	// on another FS (no disk-pressure rules).
-	DiskUsage func(dir string) (float64, error)
 }
 
 // gcSettings are GCOptions resolved: what is enabled, with its bounds.

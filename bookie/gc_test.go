@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -581,19 +582,19 @@ func TestCheckCleanAfterGC(t *testing.T) {
 }
 
 // TestGCDiskPressure checks upstream's disk-pressure rules on periodic
-// cycles: above the warn threshold no major compaction, above the
-// threshold no minor either; with ForceGCAllowWhenNoSpace the cycle is
-// forced instead; and the thresholds' validation.
+// cycles, on an in-memory disk filled to each usage: above the warn
+// threshold no major compaction, above the threshold no minor either; with
+// ForceGCAllowWhenNoSpace the cycle is forced instead; the thresholds are
+// the storage's (the read-only mode's).
 func TestGCDiskPressure(t *testing.T) {
-	var usage atomic.Value
-	usage.Store(0.5)
 	env := newGCEnv()
+	env.mem.SetCapacity(testDiskCapacity)
+	env.fillDisk(t, 0.5)
 	forceAllow := false
 	env.tweak = func(o *Options) {
 		o.LogSizeLimit = 16 << 10
 		o.GC.CompactionRateByEntries = -1
 		o.GC.ForceGCAllowWhenNoSpace = forceAllow
-		o.GC.DiskUsage = func(string) (float64, error) { return usage.Load().(float64), nil }
 	}
 	s := env.open(t)
 	d := s.Dirs()[0]
@@ -601,7 +602,7 @@ func TestGCDiskPressure(t *testing.T) {
 		used                 float64
 		skipMajor, skipMinor bool
 	}{{0.5, false, false}, {0.92, true, false}, {0.97, true, true}} {
-		usage.Store(c.used)
+		env.fillDisk(t, c.used)
 		req := d.nextGCRequest()
 		require.Equal(t, c.skipMajor, req.SkipMajor, "usage %v", c.used)
 		require.Equal(t, c.skipMinor, req.SkipMinor, "usage %v", c.used)
@@ -617,36 +618,47 @@ func TestGCDiskPressure(t *testing.T) {
 	}
 	d.gc.lastMajor.Store(0)
 	d.gc.lastMinor.Store(0)
-	usage.Store(0.92)
+	env.fillDisk(t, 0.92)
 	res, err := d.gcCycle(d.nextGCRequest())
 	require.NoError(t, err)
 	require.True(t, res.Minor)
 	require.False(t, res.Major)
 	// The operator's suspension adds to the disk's.
-	usage.Store(0.5)
+	env.fillDisk(t, 0.5)
 	d.SuspendMinorGC()
 	require.True(t, d.nextGCRequest().SkipMinor)
 	require.NoError(t, s.Close())
 
 	forceAllow = true
 	s = env.open(t)
-	usage.Store(0.92)
+	env.fillDisk(t, 0.92)
 	req := s.Dirs()[0].nextGCRequest()
 	require.True(t, req.Force)
 	require.False(t, req.SkipMajor || req.SkipMinor)
 	require.NoError(t, s.Close())
 
-	for _, o := range []GCOptions{{DiskUsageThreshold: 1}, {DiskUsageThreshold: 0.8, DiskUsageWarnThreshold: 0.9}, {DiskUsageThreshold: -0.5}} {
-		err := resolveDisk(&o, vfs.NewMem())
-		require.ErrorIs(t, err, ErrInvalidArgument)
-		require.Contains(t, err.Error(), "are not valid")
-	}
-	o := GCOptions{}
-	require.NoError(t, resolveDisk(&o, vfs.Default))
-	require.NotNil(t, o.DiskUsage, "statfs on the OS's file system")
-	used, err := o.DiskUsage(t.TempDir())
-	require.NoError(t, err)
-	require.True(t, used >= 0 && used <= 1, "%v", used)
+	// The storage's thresholds, lower: 0.75 is past the warn threshold.
+	forceAllow = false
+	env.addTweak(func(o *Options) { o.DiskUsageThreshold, o.DiskUsageWarnThreshold = 0.8, 0.7 })
+	s = env.open(t)
+	env.fillDisk(t, 0.75)
+	req = s.Dirs()[0].nextGCRequest()
+	require.True(t, req.SkipMajor)
+	require.False(t, req.SkipMinor)
+	require.NoError(t, s.Close())
+
+	// A disk that cannot be measured counts as writable.
+	env.setFault(func(op vfs.Op) error {
+		if op.Kind == vfs.OpDiskUsage {
+			return syscall.EIO
+		}
+		return nil
+	})
+	s = env.open(t)
+	env.fillDisk(t, 0.97)
+	req = s.Dirs()[0].nextGCRequest()
+	require.False(t, req.SkipMajor || req.SkipMinor || req.Force)
+	require.NoError(t, s.Close())
 }
 
 // TestGCMetadataBudget: with no memory for the logs' live ledgers the

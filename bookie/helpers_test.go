@@ -78,6 +78,40 @@ func (e *testEnv) open(t testing.TB) *Storage {
 	return s
 }
 
+// testDiskCapacity is the size of the in-memory disk of the tests that
+// fill it (env.mem.SetCapacity): room for a test storage many times over,
+// small enough that a ballast of most of it costs little memory.
+const testDiskCapacity = 16 << 20
+
+// ballastPath is the file fillDisk sizes: what other programs hold on the
+// storage's disk, outside its directories.
+const ballastPath = "/ballast"
+
+// fillDisk makes the env's disk (a MemFS with a capacity) used fraction
+// used, as its DiskUsage reports it, by resizing a ballast file; what the
+// storage writes afterwards adds to it. It fails the test if the storage
+// alone already uses more.
+func (e *testEnv) fillDisk(t testing.TB, used float64) {
+	t.Helper()
+	var ballast int64
+	if st, err := e.mem.Stat(ballastPath); err == nil {
+		ballast = st.Size()
+	}
+	u, err := e.mem.DiskUsage("/")
+	require.NoError(t, err)
+	require.Less(t, u.Total, uint64(1)<<40, "fillDisk needs a disk with a capacity")
+	others := int64(u.UsedBytes()) - ballast
+	want := int64(used*float64(u.Total)) - others
+	require.GreaterOrEqual(t, want, int64(0), "the storage alone uses %d of %d bytes, more than %v", others, u.Total, used)
+	f, err := e.mem.Create(ballastPath)
+	require.NoError(t, err)
+	_, err = f.Write(make([]byte, want))
+	require.NoError(t, err)
+	require.NoError(t, f.Sync())
+	require.NoError(t, f.Close())
+	require.NoError(t, vfs.SyncDir(e.mem, "/"))
+}
+
 // crashClone returns what a power loss now would leave of the whole
 // storage: every file its synced bytes (with a seed, plus a random part of
 // its unsynced appends: torn tails), every directory its synced names.

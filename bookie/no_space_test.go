@@ -154,7 +154,7 @@ func TestCheckpointNoSpaceInIndex(t *testing.T) {
 		require.True(t, errors.Is(s.Dirs()[0].IndexError(), lsm.ErrNoSpace), "%s: IndexError", what)
 		if err != nil {
 			require.True(t, errors.Is(err, lsm.ErrNoSpace), "%s: %v", what, err)
-			require.True(t, isNoSpace(s.Dirs()[0].CheckpointError()), what)
+			require.True(t, vfs.IsNoSpace(s.Dirs()[0].CheckpointError()), what)
 			for range 5 {
 				require.Error(t, s.Checkpoint(), what+": while full")
 			}
@@ -219,7 +219,7 @@ func TestCheckpointNoSpaceInEntryLog(t *testing.T) {
 			return
 		}
 		failures++
-		require.True(t, isNoSpace(err), "%s: %v", what, err)
+		require.True(t, vfs.IsNoSpace(err), "%s: %v", what, err)
 		written := entryLogBytes(s)
 		for range 5 {
 			require.Error(t, s.Checkpoint(), what+": while full")
@@ -273,7 +273,7 @@ func TestCloseWhileOutOfSpace(t *testing.T) {
 	require.Error(t, s.Checkpoint())
 	start := time.Now()
 	err := s.Close()
-	require.True(t, isNoSpace(err), "%v", err)
+	require.True(t, vfs.IsNoSpace(err), "%v", err)
 	require.Contains(t, err.Error(), "no checkpoint completed")
 	require.Less(t, time.Since(start), 2*time.Second)
 

@@ -104,11 +104,13 @@ type Options struct {
 	ForceReadOnly bool
 	// DiskUsageThreshold (diskUsageThreshold): a ledger or index
 	// directory whose file system is more used than this fraction turns
-	// the storage read-only. In (0, 1); default
-	// DefaultDiskUsageThreshold.
+	// the storage read-only, and a ledger directory this full suspends
+	// minor compactions too (GCOptions, the disk-pressure rules). In (0,
+	// 1); default DefaultDiskUsageThreshold.
 	DiskUsageThreshold float64
 	// DiskUsageWarnThreshold (diskUsageWarnThreshold): above it, each
-	// disk check logs a warning. In (0, DiskUsageThreshold]; default
+	// disk check logs a warning and periodic garbage collection skips
+	// major compactions. In (0, DiskUsageThreshold]; default
 	// DefaultDiskUsageWarnThreshold (capped at DiskUsageThreshold).
 	DiskUsageWarnThreshold float64
 	// DiskUsageLwmThreshold (diskUsageLwmThreshold): a directory turned
@@ -117,18 +119,14 @@ type Options struct {
 	DiskUsageLwmThreshold float64
 	// DiskCheckInterval (diskCheckInterval) is the disk monitor's period.
 	// Default DefaultDiskCheckInterval; negative: no monitor (CheckDisks
-	// checks on demand). The monitor is also off by default on a file
-	// system other than vfs.Default when DiskUsage is unset: statfs sees
-	// only the operating system's.
+	// checks on demand). The disk usage is FS.DiskUsage (statfs(2) on
+	// the operating system; a vfs.MemFS reports its capacity).
 	DiskCheckInterval time.Duration
 	// MinUsableSizeForEntryLogCreation (minUsableSizeForEntryLogCreation)
 	// is the usable space a ledger disk needs for DirStorage's
 	// HasSpaceForEntryLog (compaction of a read-only storage). Default
 	// 1.2 * LogSizeLimit, upstream's.
 	MinUsableSizeForEntryLogCreation int64
-	// DiskUsage reports a directory's file system usage (for tests).
-	// Default statfs(2).
-	DiskUsage DiskUsageFunc
 	// OnReadOnly, if set, is called (outside the storage's locks) each
 	// time the storage turns read-only or writable again.
 	OnReadOnly func(readOnly bool, reason string)
@@ -264,8 +262,8 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.gc, err = resolveGC(r.GC, r.GCWaitTime); err != nil {
 		return nil, err
 	}
-	if err := resolveDisk(&r.GC, r.FS); err != nil {
-		return nil, err
+	if r.GC.MetadataCacheBytes == 0 {
+		r.GC.MetadataCacheBytes = DefaultMetadataCacheBytes
 	}
 	r.ledgersOpts = ondisk.LedgersEngineOptions(r.LedgersEngine, r.Logger)
 	if err := ondisk.UseFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
@@ -288,12 +286,6 @@ func (r *resolved) resolveReadOnly() error {
 	t, w, l := r.DiskUsageThreshold, r.DiskUsageWarnThreshold, r.DiskUsageLwmThreshold
 	if t <= 0 || t >= 1 || w <= 0 || w > t || l <= 0 || l > t {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: disk usage thresholds %g (warn %g, low-water mark %g) are not valid: the threshold must be > 0 and < 1, and the warn threshold and low-water mark > 0 and at most the threshold", t, w, l)
-	}
-	if r.DiskUsage == nil {
-		r.DiskUsage = statfsUsage
-		if !ondisk.SameFS(r.FS, vfs.Default) && r.DiskCheckInterval == 0 {
-			r.DiskCheckInterval = -1
-		}
 	}
 	if r.DiskCheckInterval == 0 {
 		r.DiskCheckInterval = DefaultDiskCheckInterval

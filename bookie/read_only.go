@@ -7,9 +7,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
@@ -22,35 +22,6 @@ var ErrReadOnly = errors.New("storage is read-only")
 // DefaultDiskUsageWarnThreshold, shared with the garbage collector's
 // disk-pressure rules.
 const DefaultDiskCheckInterval = 10 * time.Second
-
-// DiskUsage is what a file system says of its space, in bytes.
-type DiskUsage struct {
-	// Total is the file system's size; Usable what an unprivileged
-	// writer may still use (statfs's f_bavail, Java's getUsableSpace).
-	Total, Usable uint64
-}
-
-// Used returns the used fraction of the file system, as upstream computes
-// it: 1 - usable/total.
-func (u DiskUsage) Used() float64 {
-	if u.Total == 0 {
-		return 0
-	}
-	return 1 - float64(u.Usable)/float64(u.Total)
-}
-
-// DiskUsageFunc reports the usage of the file system holding path.
-type DiskUsageFunc func(path string) (DiskUsage, error)
-
-// statfsUsage is the default DiskUsageFunc: statfs(2).
-func statfsUsage(path string) (DiskUsage, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return DiskUsage{}, errors.Wrapf(err, "bookie: statfs %s", path)
-	}
-	bs := uint64(st.Bsize)
-	return DiskUsage{Total: st.Blocks * bs, Usable: st.Bavail * bs}, nil
-}
 
 // readOnlyState is the storage's writability (upstream's
 // BookieStateManager plus LedgerDirsMonitor's verdicts), shared by every
@@ -187,7 +158,7 @@ func (s *readOnlyState) noteWriteError(dir string, err error) {
 		return
 	}
 	s.run(func() {
-		if _, ok := s.failed[dir]; !ok || !isNoSpace(err) {
+		if _, ok := s.failed[dir]; !ok || !vfs.IsNoSpace(err) {
 			s.failed[dir] = err
 		}
 	})
@@ -257,15 +228,15 @@ func (s *Storage) CheckDisks() {
 // checkDisk is CheckDisks for one directory.
 func (d *DirStorage) checkDisk() {
 	o := d.opts
-	worst, worstPath := DiskUsage{}, ""
+	worst, worstPath := vfs.DiskUsage{}, ""
 	var statErr error
 	for _, p := range []string{d.ledgerDir, d.indexDir} {
-		u, err := o.DiskUsage(p)
+		u, err := o.FS.DiskUsage(p)
 		if err != nil {
-			statErr = err
+			statErr = errors.Wrapf(err, "bookie: the disk usage of %s", p)
 			continue
 		}
-		if worstPath == "" || u.Used() > worst.Used() {
+		if worstPath == "" || u.UsedFraction() > worst.UsedFraction() {
 			worst, worstPath = u, p
 		}
 		if p == d.ledgerDir {
@@ -278,7 +249,7 @@ func (d *DirStorage) checkDisk() {
 			return
 		}
 	}
-	used := worst.Used()
+	used := worst.UsedFraction()
 	ro := d.ro
 	over := used > o.DiskUsageThreshold
 	below := used < o.DiskUsageLwmThreshold
@@ -306,7 +277,7 @@ func (d *DirStorage) checkDisk() {
 		} else if below {
 			delete(ro.full, key)
 		}
-		if err, ok := ro.failed[key]; ok && isNoSpace(err) && healthy {
+		if err, ok := ro.failed[key]; ok && vfs.IsNoSpace(err) && healthy {
 			delete(ro.failed, key)
 		}
 	})
@@ -321,7 +292,7 @@ func (d *DirStorage) clearNoSpace() {
 		return
 	}
 	d.ro.run(func() {
-		if err, ok := d.ro.failed[d.ledgerDir]; ok && isNoSpace(err) {
+		if err, ok := d.ro.failed[d.ledgerDir]; ok && vfs.IsNoSpace(err) {
 			delete(d.ro.failed, d.ledgerDir)
 		}
 	})

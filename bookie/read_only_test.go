@@ -12,33 +12,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// fakeDisks is a DiskUsageFunc whose used fraction the test sets; the
-// disk monitor is off (DiskCheckInterval < 0) and the test calls
-// CheckDisks, so no test sleeps.
-type fakeDisks struct {
-	mu   sync.Mutex
-	used float64
-}
-
-func (f *fakeDisks) set(used float64) {
-	f.mu.Lock()
-	f.used = used
-	f.mu.Unlock()
-}
-
-func (f *fakeDisks) usage(string) (DiskUsage, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	const total = 1 << 30
-	return DiskUsage{Total: total, Usable: uint64((1 - f.used) * total)}, nil
-}
-
-// readOnlyEnv is a test env with fake disks, threshold 0.9 and low-water
-// mark 0.8, and a record of the notifications.
-func readOnlyEnv(disks *fakeDisks, notes *[]bool) *testEnv {
+// readOnlyEnv is a test env on a disk of testDiskCapacity bytes, used
+// fraction used (env.fillDisk), with threshold 0.9 and low-water mark 0.8,
+// and a record of the notifications. The disk monitor is off
+// (DiskCheckInterval < 0) and the tests call CheckDisks, so no test
+// sleeps.
+func readOnlyEnv(t testing.TB, used float64, notes *[]bool) *testEnv {
 	env := newTestEnv()
+	env.mem.SetCapacity(testDiskCapacity)
+	env.fillDisk(t, used)
 	env.addTweak(func(o *Options) {
-		o.DiskUsage = disks.usage
 		o.DiskCheckInterval = -1
 		o.DiskUsageThreshold, o.DiskUsageWarnThreshold, o.DiskUsageLwmThreshold = 0.9, 0.85, 0.8
 		o.OnReadOnly = func(ro bool, _ string) { *notes = append(*notes, ro) }
@@ -74,16 +57,15 @@ func addModel(t *testing.T, s *Storage, m map[int64][]byte, from, to int64, v in
 // stays so between the low-water mark and the threshold, and turns
 // writable below the mark; nothing acknowledged is lost across it.
 func TestReadOnlyDiskUsage(t *testing.T) {
-	disks := &fakeDisks{used: 0.5}
 	var notes []bool
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.5, &notes)
 	s := env.open(t)
 	m := map[int64][]byte{}
 	addModel(t, s, m, 0, 50, 1)
 	require.NoError(t, s.Checkpoint())
 	addModel(t, s, m, 50, 80, 1) // acknowledged, not checkpointed yet
 
-	disks.set(0.95)
+	env.fillDisk(t, 0.95)
 	s.CheckDisks()
 	ro, reason := s.ReadOnly()
 	require.True(t, ro)
@@ -91,12 +73,12 @@ func TestReadOnlyDiskUsage(t *testing.T) {
 	requireWritesRefused(t, s, m)
 	require.NoError(t, s.Checkpoint(), "checkpoints of what was acknowledged go on")
 
-	disks.set(0.85) // between the mark and the threshold
+	env.fillDisk(t, 0.85) // between the mark and the threshold
 	s.CheckDisks()
 	ro, _ = s.ReadOnly()
 	require.True(t, ro, "above the low-water mark")
 
-	disks.set(0.7)
+	env.fillDisk(t, 0.7)
 	s.CheckDisks()
 	ro, reason = s.ReadOnly()
 	require.False(t, ro, reason)
@@ -116,9 +98,8 @@ func TestReadOnlyDiskUsage(t *testing.T) {
 // the storage read-only from its first write (the monitor checks at
 // Open).
 func TestReadOnlyDiskFullAtOpen(t *testing.T) {
-	disks := &fakeDisks{used: 0.99}
 	var notes []bool
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.99, &notes)
 	env.addTweak(func(o *Options) { o.DiskCheckInterval = 1 << 40 }) // on, but never ticks in the test
 	s := env.open(t)
 	ro, _ := s.ReadOnly()
@@ -132,17 +113,16 @@ func TestReadOnlyDiskFullAtOpen(t *testing.T) {
 // and the storage is writable again by itself once the disk is below the
 // low-water mark.
 func TestReadOnlyEntryLogNoSpace(t *testing.T) {
-	disks := &fakeDisks{used: 0.5}
 	var notes []bool
 	inj := &diskFull{covers: onEntryLogs}
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.5, &notes)
 	env.setFault(inj.fault)
 	s := env.open(t)
 	m := map[int64][]byte{}
 	addModel(t, s, m, 0, 40, 1)
 	inj.armed.Store(true)
 	err := s.Checkpoint()
-	require.True(t, isNoSpace(err), "%v", err)
+	require.True(t, vfs.IsNoSpace(err), "%v", err)
 	ro, reason := s.ReadOnly()
 	require.True(t, ro)
 	require.Contains(t, reason, "no space left on device")
@@ -150,14 +130,14 @@ func TestReadOnlyEntryLogNoSpace(t *testing.T) {
 
 	// The disk is freed but still above the low-water mark: the
 	// checkpoint completes, the storage stays read-only.
-	disks.set(0.85)
+	env.fillDisk(t, 0.85)
 	s.CheckDisks()
 	inj.free()
 	require.NoError(t, s.Checkpoint())
 	ro, _ = s.ReadOnly()
 	require.True(t, ro, "still above the low-water mark")
 
-	disks.set(0.5)
+	env.fillDisk(t, 0.5)
 	s.CheckDisks()
 	ro, reason = s.ReadOnly()
 	require.False(t, ro, reason)
@@ -209,9 +189,8 @@ func TestReadOnlyEIO(t *testing.T) {
 		covers func(string) bool
 	}{{"entry log", onEntryLogs}, {"index", onIndexes}} {
 		t.Run(tc.name, func(t *testing.T) {
-			disks := &fakeDisks{used: 0.5}
 			var notes []bool
-			env := readOnlyEnv(disks, &notes)
+			env := readOnlyEnv(t, 0.5, &notes)
 			var mu sync.Mutex
 			fire := false
 			env.setFault(func(op vfs.Op) error {
@@ -279,9 +258,8 @@ func TestReadOnlyEIO(t *testing.T) {
 // TestReadOnlyForced: a forced read-only mode stays through disk checks
 // until lifted; with readOnlyModeEnabled=false forcing it is refused.
 func TestReadOnlyForced(t *testing.T) {
-	disks := &fakeDisks{used: 0.5}
 	var notes []bool
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.5, &notes)
 	s := env.open(t)
 	m := map[int64][]byte{}
 	addModel(t, s, m, 0, 10, 1)
@@ -294,12 +272,12 @@ func TestReadOnlyForced(t *testing.T) {
 	require.NoError(t, s.Checkpoint())
 
 	// Forced and full: lifting the force leaves it read-only for space.
-	disks.set(0.95)
+	env.fillDisk(t, 0.95)
 	ro, reason, err = s.SetReadOnly(false)
 	require.NoError(t, err)
 	require.True(t, ro)
 	require.NotContains(t, reason, "forced")
-	disks.set(0.5)
+	env.fillDisk(t, 0.5)
 	s.CheckDisks()
 	ro, _ = s.ReadOnly()
 	require.False(t, ro)
@@ -319,9 +297,8 @@ func TestReadOnlyForced(t *testing.T) {
 // and restarts, reads and checkpoints go on, and it cannot be made
 // writable (upstream refuses that too); it needs the read-only mode.
 func TestReadOnlyForceReadOnlyBookie(t *testing.T) {
-	disks := &fakeDisks{used: 0.5}
 	var notes []bool
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.5, &notes)
 	s := env.open(t)
 	m := map[int64][]byte{}
 	addModel(t, s, m, 0, 10, 1)
@@ -344,12 +321,12 @@ func TestReadOnlyForceReadOnlyBookie(t *testing.T) {
 	ro, _, err = s.SetReadOnly(true)
 	require.NoError(t, err)
 	require.True(t, ro)
-	disks.set(0.95)
+	env.fillDisk(t, 0.95)
 	s.CheckDisks()
 	_, reason = s.ReadOnly()
 	require.Contains(t, reason, "forceReadOnlyBookie")
 	require.Contains(t, reason, "over diskUsageThreshold")
-	disks.set(0.5)
+	env.fillDisk(t, 0.5)
 	s.CheckDisks()
 	requireWritesRefused(t, s, m)
 	require.NoError(t, s.Checkpoint())
@@ -381,15 +358,14 @@ func TestReadOnlyOptions(t *testing.T) {
 // TestReadOnlyDeleteLedger: ledgers can be deleted (and purged) while the
 // storage is read-only for space: that is how an operator frees it.
 func TestReadOnlyDeleteLedger(t *testing.T) {
-	disks := &fakeDisks{used: 0.5}
 	var notes []bool
-	env := readOnlyEnv(disks, &notes)
+	env := readOnlyEnv(t, 0.5, &notes)
 	s := env.open(t)
 	m := map[int64][]byte{}
 	addModel(t, s, m, 0, 10, 1)
 	require.NoError(t, s.AddEntry(2, 0, []byte("gone")))
 	require.NoError(t, s.Checkpoint())
-	disks.set(0.99)
+	env.fillDisk(t, 0.99)
 	s.CheckDisks()
 	existed, err := s.DeleteLedger(2)
 	require.NoError(t, err)

@@ -203,12 +203,13 @@ type Config struct {
 	// on); false: the service shuts down instead, as upstream does.
 	// Default true.
 	ReadOnlyModeEnabled bool
-	// The thresholds diskUsageThreshold and diskUsageWarnThreshold are
-	// GC.DiskUsageThreshold and GC.DiskUsageWarnThreshold: one pair of
-	// keys serves the read-only mode (over the threshold the storage
-	// turns read-only; over the warn threshold each disk check warns)
-	// and the garbage collector's disk-pressure rules, as upstream.
-	//
+	// DiskUsageThreshold and DiskUsageWarnThreshold (diskUsageThreshold,
+	// diskUsageWarnThreshold): one pair of keys for the read-only mode
+	// (over the threshold the storage turns read-only; over the warn
+	// threshold each disk check warns) and the garbage collector's
+	// disk-pressure rules, as upstream. Both in (0, 1), the warn threshold
+	// at most the threshold. Defaults 0.95 and 0.90.
+	DiskUsageThreshold, DiskUsageWarnThreshold float64
 	// DiskUsageLwmThreshold (diskUsageLwmThreshold): a storage read-only
 	// for space is writable again once every directory is below it. In
 	// (0, diskUsageThreshold]. Default: diskUsageThreshold.
@@ -422,9 +423,10 @@ func (c *Config) validateDirectories(p *problems) {
 // (LedgerDirsMonitor's: a low-water mark not above the threshold;
 // ReadOnlyBookie's: a forced read-only start needs read-only mode).
 func (c *Config) validateReadOnly(p *problems) {
-	// The threshold and warn threshold are checked with the garbage
-	// collector's keys (validateGC).
-	t, l := c.GC.DiskUsageThreshold, c.DiskUsageLwmThreshold
+	t, w, l := c.DiskUsageThreshold, c.DiskUsageWarnThreshold, c.DiskUsageLwmThreshold
+	if t <= 0 || t >= 1 || w <= 0 || w-t > 1e-6 {
+		p.addf("diskUsageThreshold/diskUsageWarnThreshold: %v and %v are not valid: both in (0, 1), the warn threshold at most the threshold (upstream: \"Disk space threshold ... are not valid\")", t, w)
+	}
 	if l <= 0 || l > t {
 		p.addf("diskUsageLwmThreshold: %g is not valid: it must be > 0 and at most diskUsageThreshold (%g)", l, t)
 	}

@@ -32,8 +32,10 @@ func gcKeySpecs() []keySpec {
 		disabledAtOrBelowZero(intKey("compactionRateByBytes", "1000000", -(1<<62), 1<<62, rateByBytes), rateByBytes),
 		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.ThrottleByBytes }),
 		boolKey("isForceGCAllowWhenNoSpace", "false", func(c *Config) *bool { return &c.GC.ForceGCAllowWhenNoSpace }),
-		floatKey("diskUsageThreshold", "0.95", func(c *Config) *float64 { return &c.GC.DiskUsageThreshold }),
-		floatKey("diskUsageWarnThreshold", "0.90", func(c *Config) *float64 { return &c.GC.DiskUsageWarnThreshold }),
+		// The disk's thresholds, with the garbage collector's keys in the
+		// file; the read-only mode uses them too (Config.DiskUsageThreshold).
+		floatKey("diskUsageThreshold", "0.95", func(c *Config) *float64 { return &c.DiskUsageThreshold }),
+		floatKey("diskUsageWarnThreshold", "0.90", func(c *Config) *float64 { return &c.DiskUsageWarnThreshold }),
 	}
 }
 
@@ -74,9 +76,6 @@ func disabledAtOrBelowZero[T ~int | ~int64 | ~float64](k keySpec, field func(*Co
 // validateGC checks the garbage collector's keys as upstream's
 // GarbageCollectorThread does, with its messages.
 func validateGC(g *bookie.GCOptions, gcWaitTime time.Duration) error {
-	if t, w := g.DiskUsageThreshold, g.DiskUsageWarnThreshold; t <= 0 || t >= 1 || w <= 0 || w-t > 1e-6 {
-		return errors.Newf("diskUsageThreshold/diskUsageWarnThreshold: %v and %v are not valid: both in (0, 1), the warn threshold at most the threshold (upstream: \"Disk space threshold ... are not valid\")", t, w)
-	}
 	minor := g.MinorCompactionInterval > 0 && g.MinorCompactionThreshold > 0
 	major := g.MajorCompactionInterval > 0 && g.MajorCompactionThreshold > 0
 	if minor {

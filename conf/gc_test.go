@@ -16,8 +16,8 @@ func TestGCKeys(t *testing.T) {
 		MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 		MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 		CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
-		DiskUsageThreshold: 0.95, DiskUsageWarnThreshold: 0.90,
 	}, c.GC)
+	require.Equal(t, [2]float64{0.95, 0.90}, [2]float64{c.DiskUsageThreshold, c.DiskUsageWarnThreshold})
 	for _, o := range []map[string]string{
 		{"minorCompactionThreshold": "0", "majorCompactionThreshold": "-1"},
 		{"minorCompactionThreshold": "1", "majorCompactionInterval": "0"},

@@ -202,7 +202,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}
 	if c.DiskUsageLwmThreshold == 0 {
-		c.DiskUsageLwmThreshold = c.GC.DiskUsageThreshold
+		c.DiskUsageLwmThreshold = c.DiskUsageThreshold
 	}
 	if c.HTTPServerMaxEntryBytesInFlight == 0 {
 		c.HTTPServerMaxEntryBytesInFlight = max(c.WriteCacheMaxSizeMB<<20/4, c.NettyMaxFrameSizeBytes)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/bookie"
@@ -12,24 +11,34 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readOnlyService is a Service over a real storage whose disk usage the
-// test sets (the monitor is off; the test calls CheckDisks).
+// readOnlyService is a Service over a real storage on an in-memory disk
+// whose used fraction the test sets (a ballast file beside the storage;
+// the monitor is off; the test calls CheckDisks).
 func readOnlyService(t *testing.T, token string) (*Service, *bookie.Storage, func(used float64)) {
 	t.Helper()
-	var mu sync.Mutex
-	used := 0.5
+	mem := vfs.NewMem()
+	mem.SetCapacity(64 << 20)
+	fill := func(used float64) {
+		require.NoError(t, mem.Remove("/ballast"))
+		u, err := mem.DiskUsage("/")
+		require.NoError(t, err)
+		f, err := mem.Create("/ballast")
+		require.NoError(t, err)
+		_, err = f.Write(make([]byte, int64(used*float64(u.Total))-int64(u.UsedBytes())))
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+	}
+	f, err := mem.Create("/ballast")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	fill(0.5)
 	st, err := bookie.Open(&bookie.Options{
 		LedgerDirs:        []string{"/d1/ledgers"},
 		FlushInterval:     -1,
 		GCWaitTime:        -1,
 		WriteCacheSize:    8 << 20,
-		FS:                vfs.NewMem(),
+		FS:                mem,
 		DiskCheckInterval: -1,
-		DiskUsage: func(string) (bookie.DiskUsage, error) {
-			mu.Lock()
-			defer mu.Unlock()
-			return bookie.DiskUsage{Total: 1000, Usable: uint64((1 - used) * 1000)}, nil
-		},
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
@@ -41,9 +50,7 @@ func readOnlyService(t *testing.T, token string) (*Service, *bookie.Storage, fun
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	return s, st, func(u float64) {
-		mu.Lock()
-		used = u
-		mu.Unlock()
+		fill(u)
 		st.CheckDisks()
 	}
 }

@@ -291,7 +291,7 @@ func (m *migration) removeUnfinished() error {
 		removed = true
 	}
 	if removed {
-		return errors.Wrap(ondisk.SyncDir(fs, m.current), "bookie: migrate")
+		return errors.Wrap(vfs.SyncDir(fs, m.current), "bookie: migrate")
 	}
 	return nil
 }
@@ -303,7 +303,7 @@ func (m *migration) build(locPath, ledPath string) error {
 	if err := fs.MkdirAll(m.tmp, 0o755); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
-	if err := ondisk.SyncDir(fs, m.current); err != nil {
+	if err := vfs.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
 
@@ -349,7 +349,7 @@ func (m *migration) build(locPath, ledPath string) error {
 	if err := fs.RemoveAll(m.tmp); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
-	if err := ondisk.SyncDir(fs, m.current); err != nil {
+	if err := vfs.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
 	p := filepath.Join(m.current, ondisk.MigrateMarker)
@@ -363,7 +363,7 @@ func (m *migration) build(locPath, ledPath string) error {
 	}
 	err = errors.CombineErrors(err, f.Close())
 	if err == nil {
-		err = ondisk.SyncDir(fs, m.current)
+		err = vfs.SyncDir(fs, m.current)
 	}
 	return errors.Wrapf(err, "bookie: migrate: writing the marker %s", p)
 }
@@ -714,7 +714,7 @@ func (m *migration) finish() error {
 			if err := fs.Rename(cur, bak); err != nil {
 				return errors.Wrap(err, "bookie: migrate: switch")
 			}
-			if err := ondisk.SyncDir(fs, m.current); err != nil {
+			if err := vfs.SyncDir(fs, m.current); err != nil {
 				return errors.Wrap(err, "bookie: migrate: switch")
 			}
 		case ondisk.DirOurs:
@@ -723,7 +723,7 @@ func (m *migration) finish() error {
 		if err := fs.Rename(built, cur); err != nil {
 			return errors.Wrap(err, "bookie: migrate: switch")
 		}
-		if err := ondisk.SyncDir(fs, m.current); err != nil {
+		if err := vfs.SyncDir(fs, m.current); err != nil {
 			return errors.Wrap(err, "bookie: migrate: switch")
 		}
 		m.o.Logger.Info("switched to the migrated index", "index", cur, "rocksdb", bak)
@@ -732,7 +732,7 @@ func (m *migration) finish() error {
 	if err := fs.Remove(marker); err != nil {
 		return errors.Wrapf(err, "bookie: migrate: removing %s", marker)
 	}
-	if err := ondisk.SyncDir(fs, m.current); err != nil {
+	if err := vfs.SyncDir(fs, m.current); err != nil {
 		return errors.Wrap(err, "bookie: migrate")
 	}
 	m.res.Duration = time.Since(m.start)

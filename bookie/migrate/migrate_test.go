@@ -41,7 +41,7 @@ func copyFixture(t testing.TB, fs vfs.FS, name, dst string) {
 		require.NoError(t, f.Sync())
 		require.NoError(t, f.Close())
 	}
-	require.NoError(t, ondisk.SyncDir(fs, dst))
+	require.NoError(t, vfs.SyncDir(fs, dst))
 }
 
 // bookKeeperDir lays out a stopped BookKeeper bookie's index directory:
@@ -52,8 +52,8 @@ func bookKeeperDir(t testing.TB, fs vfs.FS, indexDir, locations string) {
 	cur := filepath.Join(indexDir, "current")
 	copyFixture(t, fs, locations, filepath.Join(cur, "locations"))
 	copyFixture(t, fs, "ledgers-fv5", filepath.Join(cur, "ledgers"))
-	require.NoError(t, ondisk.SyncDir(fs, cur))
-	require.NoError(t, ondisk.SyncDir(fs, indexDir))
+	require.NoError(t, vfs.SyncDir(fs, cur))
+	require.NoError(t, vfs.SyncDir(fs, indexDir))
 }
 
 // scanFile reads an `ldb scan --hex` listing committed beside a fixture

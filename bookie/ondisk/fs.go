@@ -26,12 +26,3 @@ func SameFS(a, b vfs.FS) bool {
 	t := reflect.TypeOf(a)
 	return t == reflect.TypeOf(b) && t.Comparable() && a == b
 }
-
-// SyncDir makes the renames in dir durable.
-func SyncDir(fs vfs.FS, dir string) error {
-	d, err := fs.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	return errors.CombineErrors(d.Sync(), d.Close())
-}

@@ -225,24 +225,9 @@ var ErrLayoutCorrupt = errors.New("corrupt directory layout")
 // renamed over it, the directory synced.
 func WriteLayout(fs vfs.FS, dir string, l *Layout) error {
 	path := filepath.Join(dir, LayoutFileName)
-	tmp := path + ".tmp"
-	if err := fs.MkdirAll(dir, 0o755); err != nil {
-		return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
-	}
-	f, err := fs.Create(tmp)
-	if err != nil {
-		return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
-	}
-	_, err = f.Write(EncodeLayout(l))
+	err := fs.MkdirAll(dir, 0o755)
 	if err == nil {
-		err = f.Sync()
-	}
-	err = errors.CombineErrors(err, f.Close())
-	if err == nil {
-		err = fs.Rename(tmp, path)
-	}
-	if err == nil {
-		err = SyncDir(fs, dir)
+		err = vfs.ReplaceFile(fs, path, path+".tmp", EncodeLayout(l))
 	}
 	return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
 }

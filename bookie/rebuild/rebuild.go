@@ -231,7 +231,7 @@ func LocationsIndex(opts Options) (*Result, error) {
 		_ = ledgersLock.Close()
 		ledgersLock = nil
 		if err == nil {
-			err = ondisk.SyncDir(o.FS, current)
+			err = vfs.SyncDir(o.FS, current)
 		}
 		if err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the ledgers index aside")
@@ -251,7 +251,7 @@ func LocationsIndex(opts Options) (*Result, error) {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		// Durable before the new index is built in its place.
-		if err := ondisk.SyncDir(o.FS, current); err != nil {
+		if err := vfs.SyncDir(o.FS, current); err != nil {
 			return nil, errors.Wrap(err, "bookie: rebuild: moving the index aside")
 		}
 		o.Logger.Info("moved the entry location index aside", "from", res.LocationsPath, "to", res.BackupPath)
@@ -350,7 +350,7 @@ func buildIndex(o *Options, engine *lsm.Options, res *Result, active map[int64]i
 	defer func() {
 		// Best effort: a leftover after a crash is only garbage.
 		if o.FS.RemoveAll(tmpDir) == nil {
-			_ = ondisk.SyncDir(o.FS, current)
+			_ = vfs.SyncDir(o.FS, current)
 		}
 	}()
 

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/lsm/rocksdb"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -46,19 +46,16 @@ func openRocksDBArg(dir string, pos []string, stderr io.Writer, nargs ...int) (r
 	return rocksDB{db}, pos, nil
 }
 
-// refuseRocksDB fails for a directory that holds a RocksDB database, which
-// our engine would misread ("unknown tag"): RocksDB writes IDENTITY and
-// OPTIONS-NNNNNN files, our engine neither.
+// refuseRocksDB fails for a directory that holds a RocksDB database
+// (ondisk.IsRocksDBDir: IDENTITY or OPTIONS-* files, which our engine
+// never writes), which our engine would misread ("unknown tag").
 func refuseRocksDB(dir string) error {
-	names, _ := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
-	if _, err := os.Stat(filepath.Join(dir, "IDENTITY")); err == nil {
-		names = append(names, "IDENTITY")
+	rocks, err := ondisk.IsRocksDBDir(vfs.Default, dir)
+	if err != nil || !rocks {
+		return err
 	}
-	if len(names) == 0 {
-		return nil
-	}
-	return usageErrorf("%s holds a RocksDB database (it has %s), not one of ours: "+
-		"db props, get, floor and scan read it with --rocksdb %s", dir, filepath.Base(names[0]), dir)
+	return usageErrorf("%s holds a RocksDB database (BookKeeper's), not one of ours: "+
+		"db props, get, floor and scan read it with --rocksdb %s", dir, dir)
 }
 
 // rocksDB is a dbSource on a RocksDB database.

@@ -73,7 +73,7 @@ func TestDBRocksDBWithoutFlag(t *testing.T) {
 		code, out, errOut := runCmd(append([]string{"db", args[0], fixture}, args[1:]...)...)
 		require.Equal(t, 2, code, "%v: %s", args, errOut)
 		require.Empty(t, out, "%v", args)
-		require.Contains(t, errOut, fixture+" holds a RocksDB database (it has OPTIONS-000007), not one of ours: "+
+		require.Contains(t, errOut, fixture+" holds a RocksDB database (BookKeeper's), not one of ours: "+
 			"db props, get, floor and scan read it with --rocksdb "+fixture, "%v", args)
 		require.NotContains(t, errOut, "unknown tag", "%v", args)
 	}

@@ -36,8 +36,8 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 		GC:                    c.GC,
 
 		ReadOnlyModeDisabled:             !c.ReadOnlyModeEnabled,
-		DiskUsageThreshold:               c.GC.DiskUsageThreshold,
-		DiskUsageWarnThreshold:           c.GC.DiskUsageWarnThreshold,
+		DiskUsageThreshold:               c.DiskUsageThreshold,
+		DiskUsageWarnThreshold:           c.DiskUsageWarnThreshold,
 		DiskUsageLwmThreshold:            c.DiskUsageLwmThreshold,
 		DiskCheckInterval:                c.DiskCheckInterval,
 		MinUsableSizeForEntryLogCreation: c.MinUsableSizeForEntryLogCreation,
