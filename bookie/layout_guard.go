@@ -36,6 +36,14 @@ import (
 // copies of different generations (a crash while an expansion rewrote
 // them), the highest is the truth and the others are rewritten.
 //
+// Each copy records its own place (format version 2: its pair's position
+// and its role, ledger or index directory). A copy configured at another
+// place (two directories swapped) is refused whatever the lists say; when
+// every ledger directory is at a new path but proves its place, the
+// refusal says to run bookie-index relocate (bookie/relocate), which
+// records the new paths. Copies of format version 1 are read and
+// rewritten with their place once the list matches.
+//
 // A storage that predates the layout records (no LAYOUT anywhere) records
 // its current list at its first start with this version: its data was
 // placed by L mod n, which Open verifies against the ledgers indexes
@@ -73,16 +81,18 @@ func configuredPairs(r *resolved) ([]ondisk.DirPair, error) {
 	return pairs, nil
 }
 
+// copyOf is the LAYOUT copy read in a configured directory.
+type copyOf struct {
+	dir string
+	l   *ondisk.Layout
+}
+
 // checkLayout reads the LAYOUT copies of the configured directories and
 // decides, by the rules above, whether the storage may open.
 func checkLayout(r *resolved) (*layoutPlan, error) {
 	pairs, err := configuredPairs(r)
 	if err != nil {
 		return nil, err
-	}
-	type copyOf struct {
-		dir string
-		l   *ondisk.Layout
 	}
 	var found []copyOf
 	var missing []string
@@ -116,10 +126,21 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 			rec = c.l
 		}
 	}
+	// Each copy that records its place must be configured there: two
+	// directories swapped (or an index directory given to another pair)
+	// keep their paths' look but not their places.
+	configured := ondisk.Identities(pairs)
+	for _, c := range found {
+		if err := ondisk.CheckPlace(c.dir, c.l, configured[c.dir]); err != nil {
+			return nil, errors.Wrap(err, "bookie: refusing to open")
+		}
+	}
 	plan := &layoutPlan{layout: rec}
 	for _, c := range found {
-		if c.l.Generation != rec.Generation {
-			plan.write = append(plan.write, c.dir) // an expansion interrupted while it rewrote the copies
+		if c.l.Generation != rec.Generation || c.l.Self.Role == ondisk.RoleUnknown {
+			// An expansion interrupted while it rewrote the copies, or a
+			// copy of format version 1, rewritten with its place.
+			plan.write = append(plan.write, c.dir)
 		}
 	}
 	// A recorded ledger directory without its copy must be empty. An index
@@ -171,15 +192,25 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		return plan, nil
 	}
 
+	// Moved: as many pairs as recorded, and every configured ledger
+	// directory's copy proves it is the one recorded at its place.
+	if len(pairs) == len(rec.Dirs) && provesEveryLedgerDir(pairs, found, configured) {
+		return nil, errors.Newf("bookie: refusing to open: the directories moved: %s were recorded, %s are configured, and each configured ledger "+
+			"directory holds this bookie's %s for its place. If they were moved on purpose (a backup restored elsewhere, a new mount point), "+
+			"record the new paths with `bookie-index relocate --conf FILE` while the bookie is stopped; otherwise configure the recorded paths",
+			ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs), ondisk.LayoutFileName)
+	}
+
 	// A changed list.
 	if !r.AllowStorageExpansion {
 		return nil, errors.Newf("bookie: refusing to open: the directories changed: %s were recorded at the first start, %s are configured. "+
 			"Restore the recorded list (ledgerDirectories, indexDirectories), or, to add empty directories, set allowStorageExpansion=true: "+
-			"existing ledgers stay where they are, new ones use every directory", ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs))
+			"existing ledgers stay where they are, new ones use every directory (directories moved to new paths are recorded by "+
+			"`bookie-index relocate --conf FILE`)", ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs))
 	}
-	configured := ledgerDirs(pairs)
+	configuredLedgerDirs := ledgerDirs(pairs)
 	for _, old := range rec.Dirs {
-		if !slices.Contains(configured, old.Ledger) {
+		if !slices.Contains(configuredLedgerDirs, old.Ledger) {
 			return nil, errors.Newf("bookie: refusing to open: recorded directory %s is no longer configured (%s): "+
 				"allowStorageExpansion only adds directories; removing one would lose its ledgers", ondisk.FormatPairs([]ondisk.DirPair{old}), ondisk.FormatPairs(pairs))
 		}
@@ -212,6 +243,19 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		plan.write = append(plan.write, p.LayoutDirs()...)
 	}
 	return plan, nil
+}
+
+// provesEveryLedgerDir reports whether every configured ledger directory
+// has a copy that records its place (format version 2), which is its
+// configured place (CheckPlace has checked that).
+func provesEveryLedgerDir(pairs []ondisk.DirPair, found []copyOf, configured map[string]ondisk.Identity) bool {
+	for _, p := range pairs {
+		dir := p.LayoutDirs()[0]
+		if !slices.ContainsFunc(found, func(c copyOf) bool { return c.dir == dir && c.l.Self.Role != ondisk.RoleUnknown }) {
+			return false
+		}
+	}
+	return true
 }
 
 // ledgerDirs returns the ledger directories of pairs.

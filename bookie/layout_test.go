@@ -93,9 +93,14 @@ func TestLayoutGuardExpansion(t *testing.T) {
 	require.ErrorContains(t, err, "the directories changed")
 	_, err = env.openWith([]string{"/a"}, true)
 	require.ErrorContains(t, err, "recorded directory [/b] is no longer configured")
-	// So is a reordering without the key.
-	_, err = env.openWith([]string{"/b", "/a"}, false)
-	require.ErrorContains(t, err, "the directories changed")
+	// So is a reordering, with or without the key: each directory's copy
+	// names its place.
+	for _, expand := range []bool{false, true} {
+		_, err = env.openWith([]string{"/b", "/a"}, expand)
+		require.ErrorIs(t, err, ondisk.ErrMisplaced)
+		require.ErrorContains(t, err, "/b/current is the ledger and index directory of pair 2 of this bookie (recorded at /b/current), "+
+			"but it is configured as the ledger and index directory of pair 1")
+	}
 
 	// A second expansion, then a restart.
 	s, err = env.openWith([]string{"/a", "/b", "/c"}, true)
@@ -244,6 +249,7 @@ func TestLayoutGuardInterruptedExpansion(t *testing.T) {
 	require.NoError(t, s.Close())
 	got, err := ondisk.DecodeLayout(readFileBytes(t, env.mem, "/b/current/LAYOUT"))
 	require.NoError(t, err)
+	next.Self = ondisk.Identity{Position: 1, Role: ondisk.RoleLedgerAndIndex}
 	require.Equal(t, next, got)
 }
 

@@ -29,6 +29,70 @@ type Layout struct {
 	Generation uint64
 	Routing    Routing
 	Dirs       []DirPair
+	// Self is the copy's own place in Dirs (format version 2): which
+	// directory of which pair holds it, whatever path it is mounted at
+	// now. A version 1 copy does not say (Role RoleUnknown).
+	Self Identity
+}
+
+// Identity is a LAYOUT copy's own place in its list: the position of its
+// pair and its role in the pair. With the instance id it proves which
+// directory of which bookie a directory is, without trusting its path:
+// the layout guard refuses a directory whose copy names another place
+// (two directories swapped, another pair's index directory), and
+// relocate records new paths only for directories that prove their place.
+type Identity struct {
+	Position int
+	Role     Role
+}
+
+// Role says which directory of its pair holds a copy.
+type Role byte
+
+const (
+	// RoleUnknown: a version 1 copy, which does not record its place.
+	RoleUnknown Role = 0
+	// RoleLedger: the pair's ledger directory (its index directory is
+	// another).
+	RoleLedger Role = 1
+	// RoleIndex: the pair's index directory.
+	RoleIndex Role = 2
+	// RoleLedgerAndIndex: the pair's one directory, ledger and index.
+	RoleLedgerAndIndex Role = 3
+)
+
+// String describes an identity as messages name it: "the ledger
+// directory of pair 2".
+func (id Identity) String() string {
+	role := "a directory (version 1 copy: its place is not recorded)"
+	switch id.Role {
+	case RoleLedger:
+		role = "the ledger directory"
+	case RoleIndex:
+		role = "the index directory"
+	case RoleLedgerAndIndex:
+		role = "the ledger and index directory"
+	}
+	if id.Role == RoleUnknown {
+		return role
+	}
+	return fmt.Sprintf("%s of pair %d", role, id.Position+1)
+}
+
+// Identities returns the place of every LAYOUT copy of pairs, by the
+// directory that holds it (a pair's current/ directories).
+func Identities(pairs []DirPair) map[string]Identity {
+	ids := make(map[string]Identity, 2*len(pairs))
+	for i, p := range pairs {
+		dirs := p.LayoutDirs()
+		if len(dirs) == 1 {
+			ids[dirs[0]] = Identity{Position: i, Role: RoleLedgerAndIndex}
+			continue
+		}
+		ids[dirs[0]] = Identity{Position: i, Role: RoleLedger}
+		ids[dirs[1]] = Identity{Position: i, Role: RoleIndex}
+	}
+	return ids
 }
 
 // DirPair is a ledger directory and its index directory, as configured,
@@ -79,18 +143,24 @@ const (
 
 // Record layout of current/LAYOUT (persisted, do not change):
 //
-//	+----------+---------+-------------+------------+---------+---------+-------------------+---------+
-//	| magic    | version | instance id | generation | routing | count   | count dir pairs   | crc32c  |
-//	| 8 bytes  | 1 byte  | 16 bytes    | BE uint64  | 1 byte  | uvarint | (see below)       | BE u32  |
-//	+----------+---------+-------------+------------+---------+---------+-------------------+---------+
+//	+----------+---------+-------------+------------+---------+---------+-------------------+----------+------+---------+
+//	| magic    | version | instance id | generation | routing | count   | count dir pairs   | position | role | crc32c  |
+//	| 8 bytes  | 1 byte  | 16 bytes    | BE uint64  | 1 byte  | uvarint | (see below)       | uvarint  | 1 B  | BE u32  |
+//	+----------+---------+-------------+------------+---------+---------+-------------------+----------+------+---------+
 //	dir pair: | uvarint len | ledger directory | uvarint len | index directory |
 //
-// The CRC-32C (Castagnoli) covers every byte before it.
+// Version 2 added position and role (Layout.Self); a version 1 copy ends
+// after the pairs and is still read. The CRC-32C (Castagnoli) covers every
+// byte before it.
 const (
 	// LayoutFileName is the record's file in a directory's current/.
 	LayoutFileName = "LAYOUT"
 	layoutMagic    = "BKLAYOUT"
-	layoutVersion  = 1
+	// layoutVersion is what EncodeLayout writes for a copy that knows its
+	// place; layoutVersionNoSelf the version before (read, and written
+	// only for a Layout whose Self is unknown: tests, fuzzing).
+	layoutVersion       = 2
+	layoutVersionNoSelf = 1
 	// layoutMaxSize bounds what DecodeLayout accepts (a corrupt length
 	// must not make it allocate gigabytes).
 	layoutMaxSize = 1 << 20
@@ -98,9 +168,14 @@ const (
 
 var layoutCRC = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodeLayout returns the bytes of a LAYOUT file.
+// EncodeLayout returns the bytes of a LAYOUT file: version 2, or version
+// 1 when l.Self is unknown.
 func EncodeLayout(l *Layout) []byte {
-	b := append([]byte(layoutMagic), layoutVersion)
+	version := byte(layoutVersion)
+	if l.Self.Role == RoleUnknown {
+		version = layoutVersionNoSelf
+	}
+	b := append([]byte(layoutMagic), version)
 	b = append(b, l.Instance[:]...)
 	b = binary.BigEndian.AppendUint64(b, l.Generation)
 	b = append(b, byte(l.Routing))
@@ -110,6 +185,10 @@ func EncodeLayout(l *Layout) []byte {
 		b = append(b, d.Ledger...)
 		b = binary.AppendUvarint(b, uint64(len(d.Index)))
 		b = append(b, d.Index...)
+	}
+	if version == layoutVersion {
+		b = binary.AppendUvarint(b, uint64(l.Self.Position))
+		b = append(b, byte(l.Self.Role))
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, layoutCRC))
 }
@@ -131,8 +210,9 @@ func DecodeLayout(b []byte) (*Layout, error) {
 	if got := crc32.Checksum(body, layoutCRC); got != sum {
 		return nil, errors.Newf("offset %d: checksum %#08x, the bytes before it sum to %#08x", len(body), sum, got)
 	}
-	if v := b[len(layoutMagic)]; v != layoutVersion {
-		return nil, errors.Newf("offset %d: version %d, this build reads %d", len(layoutMagic), v, layoutVersion)
+	version := b[len(layoutMagic)]
+	if version != layoutVersion && version != layoutVersionNoSelf {
+		return nil, errors.Newf("offset %d: version %d, this build reads %d and %d", len(layoutMagic), version, layoutVersionNoSelf, layoutVersion)
 	}
 	l := &Layout{}
 	off := len(layoutMagic) + 1
@@ -182,6 +262,34 @@ func DecodeLayout(b []byte) (*Layout, error) {
 		}
 		l.Dirs = append(l.Dirs, d)
 	}
+	if version == layoutVersion {
+		at := off
+		pos, err := uvarint("position")
+		if err != nil {
+			return nil, err
+		}
+		if pos >= count {
+			return nil, errors.Newf("offset %d: position %d, but there are %d directory pairs", at, pos, count)
+		}
+		if off >= len(body) {
+			return nil, errors.Newf("offset %d: no role", off)
+		}
+		l.Self = Identity{Position: int(pos), Role: Role(body[off])}
+		same := l.Dirs[pos].Ledger == l.Dirs[pos].Index
+		switch l.Self.Role {
+		case RoleLedger, RoleIndex:
+			if same {
+				return nil, errors.Newf("offset %d: role %d, but pair %d has one directory (role %d)", off, body[off], pos, RoleLedgerAndIndex)
+			}
+		case RoleLedgerAndIndex:
+			if !same {
+				return nil, errors.Newf("offset %d: role %d, but pair %d has two directories", off, body[off], pos)
+			}
+		default:
+			return nil, errors.Newf("offset %d: unknown role %d", off, body[off])
+		}
+		off++
+	}
 	if off != len(body) {
 		return nil, errors.Newf("offset %d: %d bytes after the last directory", off, len(body)-off)
 	}
@@ -222,12 +330,49 @@ func ReadLayout(fs vfs.FS, dir string) (*Layout, error) {
 var ErrLayoutCorrupt = errors.New("corrupt directory layout")
 
 // WriteLayout replaces dir/LAYOUT durably: a temporary file, synced,
-// renamed over it, the directory synced.
+// renamed over it, the directory synced. The copy records dir's place in
+// l.Dirs as its Self (dir must be one of them).
 func WriteLayout(fs vfs.FS, dir string, l *Layout) error {
 	path := filepath.Join(dir, LayoutFileName)
+	self, ok := Identities(l.Dirs)[dir]
+	if !ok {
+		return errors.Newf("bookie: writing the directory layout %s: %s is not a directory of %s", path, dir, FormatPairs(l.Dirs))
+	}
+	copied := *l
+	copied.Self = self
+	l = &copied
 	err := fs.MkdirAll(dir, 0o755)
 	if err == nil {
 		err = vfs.ReplaceFile(fs, path, path+".tmp", EncodeLayout(l))
 	}
 	return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
 }
+
+// CheckPlace checks that the copy l read in dir records dir's configured
+// place (want: its entry in Identities of the configured pairs). A copy of
+// format version 1 records none and passes. The error names the
+// directory, where the copy says it belongs and what it was recorded as.
+func CheckPlace(dir string, l *Layout, want Identity) error {
+	if l.Self.Role == RoleUnknown || l.Self == want {
+		return nil
+	}
+	recordedAt := "?"
+	if l.Self.Position < len(l.Dirs) {
+		for d, id := range Identities(l.Dirs) {
+			if id == l.Self {
+				recordedAt = d
+			}
+		}
+	}
+	configuredAs := want.String()
+	if want.Role == RoleUnknown {
+		configuredAs = "none of this list's directories"
+	}
+	return errors.Wrapf(ErrMisplaced, "%s is %s of this bookie (recorded at %s), but it is configured as %s: "+
+		"two directories swapped, or one mounted where another belongs? Configure each directory at its place",
+		dir, l.Self, recordedAt, configuredAs)
+}
+
+// ErrMisplaced marks a directory whose LAYOUT copy records another place
+// than the one it is configured at.
+var ErrMisplaced = errors.New("directory configured at another directory's place")

@@ -10,6 +10,7 @@ import (
 func FuzzDecodeLayout(f *testing.F) {
 	f.Add(EncodeLayout(&Layout{Generation: 1, Dirs: []DirPair{{"/a", "/a"}}}))
 	f.Add(EncodeLayout(&Layout{Generation: 7, Routing: RouteRecorded, Dirs: []DirPair{{"/a", "/x"}, {"/b", "/y"}}}))
+	f.Add(EncodeLayout(&Layout{Generation: 3, Dirs: []DirPair{{"/a", "/x"}, {"/b", "/b"}}, Self: Identity{Position: 0, Role: RoleIndex}}))
 	f.Add([]byte(layoutMagic))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		l, err := DecodeLayout(data)

@@ -7,6 +7,7 @@
 //	bookie-index check   [--conf FILE] [--set key=value ...]   check every entry log against its index, offline
 //	bookie-index gc      [--conf FILE] [--major|--minor]       one entry-log garbage collection, offline
 //	bookie-index check-ledgers-index [--conf FILE]             read every record of every ledgers index, offline
+//	bookie-index relocate [--conf FILE]                        record the new paths of moved directories, offline
 //	bookie-index sst     build|props|scan|layout|verify  inspect or build one table
 //	bookie-index db      props|get|floor|scan|check|manifest|wal|ledgers|checkpoint
 //	                                                     inspect (or checkpoint) a closed database
@@ -60,6 +61,7 @@ commands:
   gc       one forced entry-log garbage collection of every directory, offline (--conf FILE, --major|--minor)
   migrate  convert a stopped BookKeeper bookie's RocksDB indexes into this storage's (--conf FILE)
   check-ledgers-index  read every record of every directory's ledgers index, offline (--conf FILE)
+  relocate record the new paths of directories that moved (a restored backup, a new mount point), offline (--conf FILE)
   bench    the entry-location benchmark (docs/benchmarks.md): load, get, floor, miss, delete, mixed
   sst      build, inspect and verify one table: sst build|props|scan|layout|verify
   db       inspect a closed database read-only, or checkpoint it:
@@ -100,6 +102,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = runGC(args[1:], stdout, stderr)
 	case "migrate":
 		err = runMigrate(args[1:], stdout, stderr)
+	case "relocate":
+		err = runRelocate(args[1:], stdout, stderr)
 	case "check-ledgers-index":
 		err = runCheckLedgersIndex(args[1:], stdout, stderr)
 	case "sst":

@@ -317,3 +317,69 @@ func TestServeOptionNotes(t *testing.T) {
 	require.Contains(t, log, `msg="ignored option" option="[DBOptions] keep_log_file_num=30: ignored: RocksDB-only option"`)
 	require.NotContains(t, log, `msg="ignored option" option="[CFOptions \"default\"] write_buffer_size`)
 }
+
+// TestRelocateMovedDirectories: directories moved to a new mount point
+// are refused by serve, which names relocate; relocate refuses while serve
+// runs, and two directories swapped, naming both; then records the new
+// paths, and every entry reads back through serve.
+func TestRelocateMovedDirectories(t *testing.T) {
+	root := t.TempDir()
+	old, moved := filepath.Join(root, "old"), filepath.Join(root, "mnt")
+	confFor := func(base string) string {
+		path := filepath.Join(root, filepath.Base(base)+".conf")
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join([]string{
+			"ledgerDirectories=" + filepath.Join(base, "l1") + "," + filepath.Join(base, "l2"),
+			"indexDirectories=" + filepath.Join(base, "i1") + "," + filepath.Join(base, "i2"),
+			"httpServerPort=0", "flushInterval=100", "dbStorage_rocksDB_writeBufferSizeMB=4",
+			"entryLocationRocksdbConf=" + filepath.Join(root, "absent.conf"),
+		}, "\n")+"\n"), 0o600))
+		return path
+	}
+	oldConf, newConf := confFor(old), confFor(moved)
+	base, stop, err := startServeIn(t, "--conf", oldConf)
+	require.NoError(t, err)
+	for l := int64(0); l < 10; l++ {
+		code, body := request(t, http.MethodPut, entryURL(base, l, 0), fmt.Sprint("entry of ", l), "")
+		require.Equal(t, http.StatusOK, code, body)
+	}
+	// relocate refuses while serve holds the indexes.
+	code, _, errOut := runCmd("relocate", "--conf", oldConf)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "stop it first")
+	require.NoError(t, stop())
+
+	require.NoError(t, os.Rename(old, moved))
+	_, _, err = startServeIn(t, "--conf", newConf)
+	require.ErrorContains(t, err, "the directories moved: ["+filepath.Join(old, "l1")+" (index "+filepath.Join(old, "i1")+")")
+	require.ErrorContains(t, err, "bookie-index relocate --conf FILE")
+
+	// Swapped: refused naming both, nothing written.
+	l1, l2 := filepath.Join(moved, "l1"), filepath.Join(moved, "l2")
+	require.NoError(t, os.Rename(l1, l1+".tmp"))
+	require.NoError(t, os.Rename(l2, l1))
+	require.NoError(t, os.Rename(l1+".tmp", l2))
+	code, _, errOut = runCmd("relocate", "--conf", newConf)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, l1+"/current is the ledger directory of pair 2 of this bookie (recorded at "+filepath.Join(old, "l2")+"/current), "+
+		"but it is configured as the ledger directory of pair 1")
+	require.NoError(t, os.Rename(l1, l1+".tmp"))
+	require.NoError(t, os.Rename(l2, l1))
+	require.NoError(t, os.Rename(l1+".tmp", l2))
+
+	code, out, errOut := runCmd("relocate", "--conf", newConf)
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "relocate: ["+l1+" (index "+filepath.Join(moved, "i1")+"), "+l2+" (index "+filepath.Join(moved, "i2")+")] recorded, was [")
+	require.Contains(t, out, "(generation 2, 4 LAYOUT copies written)")
+	code, out, _ = runCmd("relocate", "--conf", newConf)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "nothing to do")
+
+	base, stop, err = startServeIn(t, "--conf", newConf)
+	require.NoError(t, err)
+	for l := int64(0); l < 10; l++ {
+		code, body := request(t, http.MethodGet, entryURL(base, l, 0), "", "")
+		require.Equal(t, http.StatusOK, code, body)
+		require.Equal(t, fmt.Sprint("entry of ", l), body)
+	}
+	require.NoError(t, stop())
+}

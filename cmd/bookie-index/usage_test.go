@@ -21,7 +21,7 @@ func TestHelpEverywhere(t *testing.T) {
 	for _, h := range []string{"-h", "-help", "--help", "help"} {
 		lines = append(lines, []string{h}, []string{"db", h}, []string{"sst", h})
 	}
-	for _, c := range []string{"serve", "compact", "rebuild", "check", "check-ledgers-index", "migrate", "gc", "bench"} {
+	for _, c := range []string{"serve", "compact", "rebuild", "check", "check-ledgers-index", "migrate", "gc", "relocate", "bench"} {
 		lines = append(lines, []string{c, "-h"}, []string{c, "--help"})
 	}
 	for _, s := range dbCommands() {
