@@ -348,12 +348,29 @@ func WriteLayout(fs vfs.FS, dir string, l *Layout) error {
 	return errors.Wrapf(err, "bookie: writing the directory layout %s", path)
 }
 
+// fits reports whether a copy recorded at id may be configured at want:
+// the same pair, and a directory that held that pair's ledger data if it
+// is configured as its ledger directory (else its index data). A pair's
+// index may move out of its ledger directory or into it (a checkpoint
+// restored elsewhere, docs/operations.md): its ledger directory stays the
+// ledger directory.
+func (id Identity) fits(want Identity) bool {
+	if id.Position != want.Position {
+		return false
+	}
+	if want.Role&RoleLedger != 0 {
+		return id.Role&RoleLedger != 0
+	}
+	return id.Role&RoleIndex != 0
+}
+
 // CheckPlace checks that the copy l read in dir records dir's configured
-// place (want: its entry in Identities of the configured pairs). A copy of
+// place (want: its entry in Identities of the configured pairs), or one
+// that fits it (Identity.fits). A copy of
 // format version 1 records none and passes. The error names the
 // directory, where the copy says it belongs and what it was recorded as.
 func CheckPlace(dir string, l *Layout, want Identity) error {
-	if l.Self.Role == RoleUnknown || l.Self == want {
+	if l.Self.Role == RoleUnknown || l.Self.fits(want) {
 		return nil
 	}
 	recordedAt := "?"
