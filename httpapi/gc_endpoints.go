@@ -104,7 +104,9 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 	gc := s.opts.GC
 	switch r.Method {
 	case http.MethodPut:
-		s.switchCompactions(w, r, "suspend", gc.SuspendMajorGC, gc.SuspendMinorGC)
+		if s.authorize(w, r) {
+			s.switchCompactions(w, r, "suspend", gc.SuspendMajorGC, gc.SuspendMinorGC)
+		}
 	case http.MethodGet, http.MethodHead:
 		writeJSON(w, http.StatusOK, jsonObject{
 			{"isMajorGcSuspended", strconv.FormatBool(gc.IsMajorGCSuspended())},
@@ -119,22 +121,17 @@ func (s *Service) serveSuspendCompaction(w http.ResponseWriter, r *http.Request)
 // {"resumeMajor": bool, "resumeMinor": bool}; other methods get 404, as
 // upstream.
 func (s *Service) serveResumeCompaction(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPut {
-		methodNotServed(w, http.StatusNotFound, "PUT", msgResumeMethod)
-		return
+	if s.allowMutation(w, r, http.MethodPut, msgResumeMethod) {
+		s.switchCompactions(w, r, "resume", s.opts.GC.ResumeMajorGC, s.opts.GC.ResumeMinorGC)
 	}
-	s.switchCompactions(w, r, "resume", s.opts.GC.ResumeMajorGC, s.opts.GC.ResumeMinorGC)
 }
 
-// switchCompactions answers a suspend or resume PUT (verb): it reads which
-// of the major and minor compactions the body names ({"<verb>Major":
-// bool, "<verb>Minor": bool}), switches them with major and minor, and
-// answers upstream's sentence ("Suspend majorGC on BookieServer: <id>,
-// Suspend minorGC on BookieServer: <id>").
+// switchCompactions answers an authorized suspend or resume PUT (verb):
+// it reads which of the major and minor compactions the body names
+// ({"<verb>Major": bool, "<verb>Minor": bool}), switches them with major
+// and minor, and answers upstream's sentence ("Suspend majorGC on
+// BookieServer: <id>, Suspend minorGC on BookieServer: <id>").
 func (s *Service) switchCompactions(w http.ResponseWriter, r *http.Request, verb string, major, minor func()) {
-	if !s.authorize(w, r) {
-		return
-	}
 	doMajor, doMinor, ok := s.majorMinorFlags(w, r, verb+"Major", verb+"Minor")
 	if !ok {
 		return

@@ -209,11 +209,7 @@ func (s *Service) serveLedgerLastEntry(w http.ResponseWriter, r *http.Request) {
 // once, its index space after the next checkpoint's purge and the
 // compactions that follow. It answers {"ledgerId", "existed"}.
 func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodDelete {
-		methodNotServed(w, http.StatusNotFound, "DELETE", msgLedgerMethod)
-		return
-	}
-	if !s.authorize(w, r) {
+	if !s.allowMutation(w, r, http.MethodDelete, msgLedgerMethod) {
 		return
 	}
 	ledgerID, ok := ledgerQuery(w, r)
@@ -231,11 +227,7 @@ func (s *Service) serveLedger(w http.ResponseWriter, r *http.Request) {
 // serveCheckpoint runs a checkpoint of every directory (PUT) and answers
 // when it is done: every entry written before is durable.
 func (s *Service) serveCheckpoint(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPut {
-		methodNotServed(w, http.StatusNotFound, "PUT", msgCheckpointMethod)
-		return
-	}
-	if !s.authorize(w, r) {
+	if !s.allowMutation(w, r, http.MethodPut, msgCheckpointMethod) {
 		return
 	}
 	start := s.opts.Now()

@@ -35,6 +35,17 @@ func methodNotServed(w http.ResponseWriter, status int, allow, body string) {
 	writeText(w, status, body)
 }
 
+// allowMutation reports whether r is a request with the one method a
+// mutation takes, from an authorized client: else it answers 404 with
+// msg (upstream's answer to another method) or 401, and returns false.
+func (s *Service) allowMutation(w http.ResponseWriter, r *http.Request, method, msg string) bool {
+	if r.Method != method {
+		methodNotServed(w, http.StatusNotFound, method, msg)
+		return false
+	}
+	return s.authorize(w, r)
+}
+
 // allowGet reports whether r is a GET (or a HEAD, served as a GET); else
 // it answers 404 with msg, as upstream's GET-only services answer, and
 // returns false.

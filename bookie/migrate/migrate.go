@@ -582,29 +582,19 @@ func sortedIDs(ledgers map[int64]ondisk.LedgerInfo) []int64 {
 // verifyLocations counts the new index's locations per ledger against
 // what was converted, and looks the samples up in both databases.
 func (m *migration) verifyLocations(path string, src *rocksdb.DB, counts map[int64]int64, samples []sample) error {
-	o := m.engine
-	o.ReadOnly = true
-	db, err := lsm.Open(path, &o)
-	if err != nil {
-		return errors.Wrapf(err, "bookie: migrate: verify: opening %s", path)
-	}
-	defer db.Close()
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return errors.Wrap(err, "bookie: migrate: verify")
-	}
 	got := map[int64]int64{}
-	for ok := it.First(); ok; ok = it.Next() {
-		ledgerID, _, err := entrylocation.DecodeKey(it.Key())
+	db, err := readBack(path, m.engine, func(key, _ []byte) error {
+		ledgerID, _, err := entrylocation.DecodeKey(key)
 		if err != nil {
-			_ = it.Close()
-			return errors.Newf("bookie: migrate: verify: %s holds key %x", path, it.Key())
+			return errors.Newf("bookie: migrate: verify: %s holds key %x", path, key)
 		}
 		got[ledgerID]++
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
-		return errors.Wrapf(err, "bookie: migrate: verify: reading %s", path)
-	}
+	defer db.Close()
 	for _, id := range sortedCountIDs(counts, got) {
 		if counts[id] != got[id] {
 			return errors.Newf("bookie: migrate: verify: ledger %d has %d locations in %s, %d were converted", id, got[id], path, counts[id])
@@ -630,6 +620,34 @@ func (m *migration) verifyLocations(path string, src *rocksdb.DB, counts map[int
 	return nil
 }
 
+// readBack opens the database a migration built at path read-only, with
+// engine options o, and calls f with each of its entries in order; the
+// first error stops it. It returns the open database, for more reads.
+func readBack(path string, o lsm.Options, f func(key, value []byte) error) (*lsm.DB, error) {
+	o.ReadOnly = true
+	db, err := lsm.Open(path, &o)
+	if err != nil {
+		return nil, errors.Wrapf(err, "bookie: migrate: verify: opening %s", path)
+	}
+	it, err := db.NewIter(nil)
+	if err != nil {
+		_ = db.Close()
+		return nil, errors.Wrap(err, "bookie: migrate: verify")
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := f(it.Key(), it.Value()); err != nil {
+			_ = it.Close()
+			_ = db.Close()
+			return nil, err
+		}
+	}
+	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
+		_ = db.Close()
+		return nil, errors.Wrapf(err, "bookie: migrate: verify: reading %s", path)
+	}
+	return db, nil
+}
+
 func sortedCountIDs(a, b map[int64]int64) []int64 {
 	ids := make([]int64, 0, len(a))
 	for id := range a {
@@ -646,35 +664,22 @@ func sortedCountIDs(a, b map[int64]int64) []int64 {
 
 // verifyLedgers reads every record of the new ledgers index back.
 func (m *migration) verifyLedgers(path string, ledgers map[int64]ondisk.LedgerInfo) error {
-	o := m.ledgersOpt
-	o.ReadOnly = true
-	db, err := lsm.Open(path, &o)
-	if err != nil {
-		return errors.Wrapf(err, "bookie: migrate: verify: opening %s", path)
-	}
-	defer db.Close()
-	it, err := db.NewIter(nil)
-	if err != nil {
-		return errors.Wrap(err, "bookie: migrate: verify")
-	}
 	n := 0
-	for ok := it.First(); ok; ok = it.Next() {
-		id, info, err := ondisk.DecodeLedgerRecord(it.Key(), it.Value())
+	db, err := readBack(path, m.ledgersOpt, func(key, value []byte) error {
+		id, info, err := ondisk.DecodeLedgerRecord(key, value)
 		if err == nil {
 			want, ok := ledgers[id]
-			if err == nil && (!ok || !equalLedgerInfo(&info, &want)) {
+			if !ok || !equalLedgerInfo(&info, &want) {
 				err = errors.Newf("ledger %d reads back as %+v, want %+v", id, info, want)
 			}
 		}
-		if err != nil {
-			_ = it.Close()
-			return errors.Wrapf(err, "bookie: migrate: verify: %s", path)
-		}
 		n++
+		return errors.Wrapf(err, "bookie: migrate: verify: %s", path)
+	})
+	if err != nil {
+		return err
 	}
-	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
-		return errors.Wrapf(err, "bookie: migrate: verify: reading %s", path)
-	}
+	defer db.Close()
 	if n != len(ledgers) {
 		return errors.Newf("bookie: migrate: verify: %s holds %d ledgers, %d were converted", path, n, len(ledgers))
 	}

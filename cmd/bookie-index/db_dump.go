@@ -70,6 +70,12 @@ func dbManifest(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	})
+	return finishDump(w, stdout, end, err)
+}
+
+// finishDump flushes a dump's lines and, if it read to its end, says how
+// it ended; err is the dump's error.
+func finishDump(w *bufio.Writer, stdout io.Writer, end lsm.DumpEnd, err error) error {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
@@ -129,13 +135,9 @@ func dbWAL(args []string, stdout, stderr io.Writer) error {
 			}
 			return nil
 		})
-		if ferr := w.Flush(); err == nil {
-			err = ferr
-		}
-		if err != nil {
+		if err := finishDump(w, stdout, end, err); err != nil {
 			return err
 		}
-		printDumpEnd(stdout, end)
 	}
 	return nil
 }

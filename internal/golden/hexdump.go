@@ -108,27 +108,23 @@ func allEqual(b []byte) bool {
 
 // Uvarint dumps an unsigned varint labelled name=value and returns it.
 func (d *Dump) Uvarint(name string) uint64 {
-	if d.short {
-		return 0
-	}
-	v, n := binary.Uvarint(d.b[d.off:])
-	if n <= 0 {
-		d.lines = append(d.lines, fmt.Sprintf("%6d  !! %s: malformed uvarint", d.base+d.off, name))
-		d.short = true
-		return 0
-	}
-	d.Bytes(n, "%s=%d", name, v)
-	return v
+	return dumpVarint(d, name, "uvarint", binary.Uvarint)
 }
 
 // Varint dumps a signed (zig-zag) varint labelled name=value and returns it.
 func (d *Dump) Varint(name string) int64 {
+	return dumpVarint(d, name, "varint", binary.Varint)
+}
+
+// dumpVarint dumps the varint decode reads (kind names it in the line of
+// a malformed one).
+func dumpVarint[T int64 | uint64](d *Dump, name, kind string, decode func([]byte) (T, int)) T {
 	if d.short {
 		return 0
 	}
-	v, n := binary.Varint(d.b[d.off:])
+	v, n := decode(d.b[d.off:])
 	if n <= 0 {
-		d.lines = append(d.lines, fmt.Sprintf("%6d  !! %s: malformed varint", d.base+d.off, name))
+		d.lines = append(d.lines, fmt.Sprintf("%6d  !! %s: malformed %s", d.base+d.off, name, kind))
 		d.short = true
 		return 0
 	}

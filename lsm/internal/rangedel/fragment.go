@@ -2,6 +2,7 @@ package rangedel
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
@@ -183,15 +184,7 @@ func boundaries(ts []Tombstone) ([][]byte, []span) {
 }
 
 // compareSeqsDescending orders sequence numbers newest first.
-func compareSeqsDescending(a, b base.SeqNum) int {
-	switch {
-	case a > b:
-		return -1
-	case a < b:
-		return 1
-	}
-	return 0
-}
+func compareSeqsDescending(a, b base.SeqNum) int { return cmp.Compare(b, a) }
 
 // Validate checks that frags are what this package produces: every fragment
 // non-empty with at least one sequence number, sequence numbers strictly
