@@ -37,6 +37,12 @@ type DirStorage struct {
 	// aboveLwm: the last disk check found the directory at or above the
 	// low-water mark (a lack of space does not clear then).
 	aboveLwm atomic.Bool
+	// full: the last disk check found the directory over the threshold
+	// (and none found it below the low-water mark since).
+	full atomic.Bool
+	// indexUsableBytes is the index disk's usable space at the last
+	// disk check.
+	indexUsableBytes atomic.Int64
 	// checkpointFailed: the last checkpoint failed (CheckpointError
 	// without flushMu, for the write path).
 	checkpointFailed atomic.Bool
@@ -111,6 +117,7 @@ func openDirStorage(opts *resolved, ro *readOnlyState, ledgerDir, indexDir strin
 	}
 	d.log = opts.Logger.With("ledgerDir", d.ledgerDir)
 	d.usableBytes.Store(1 << 62) // until the first disk check
+	d.indexUsableBytes.Store(1 << 62)
 	half := opts.writeCacheHalf()
 	d.writeCache, d.flushCache = newWriteCache(half), newWriteCache(half)
 
@@ -251,7 +258,7 @@ func (d *DirStorage) checkAdd(ledgerID, entryID int64, size int) error {
 }
 
 func (d *DirStorage) checkAddEntered(ledgerID, entryID int64, size int) error {
-	if err := d.ro.check("AddEntry"); err != nil {
+	if err := d.checkWritable("AddEntry"); err != nil {
 		return err
 	}
 	if err := checkLedgerID(ledgerID); err != nil {
@@ -399,7 +406,7 @@ func (d *DirStorage) SetMasterKey(ledgerID int64, key []byte) error {
 		return err
 	}
 	defer d.exit()
-	if err := d.ro.check("SetMasterKey"); err != nil {
+	if err := d.checkWritable("SetMasterKey"); err != nil {
 		return err
 	}
 	if err := checkLedgerID(ledgerID); err != nil {
@@ -415,7 +422,7 @@ func (d *DirStorage) SetFenced(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	defer d.exit()
-	if err := d.ro.check("SetFenced"); err != nil {
+	if err := d.checkWritable("SetFenced"); err != nil {
 		return false, err
 	}
 	if err := checkLedgerID(ledgerID); err != nil {
@@ -431,7 +438,7 @@ func (d *DirStorage) SetExplicitLAC(ledgerID int64, lac []byte) error {
 		return err
 	}
 	defer d.exit()
-	if err := d.ro.check("SetExplicitLAC"); err != nil {
+	if err := d.checkWritable("SetExplicitLAC"); err != nil {
 		return err
 	}
 	if err := checkLedgerID(ledgerID); err != nil {

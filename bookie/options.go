@@ -32,6 +32,9 @@ const (
 	// are the checkpoint worker's backoff after failed checkpoints.
 	DefaultCheckpointRetryInterval    = 100 * time.Millisecond
 	DefaultCheckpointRetryMaxInterval = 5 * time.Second
+	// DefaultMinUsableSizeForIndexFileCreation is upstream's
+	// minUsableSizeForIndexFileCreation default, 100 MiB.
+	DefaultMinUsableSizeForIndexFileCreation = 100 << 20
 )
 
 // Options configure a Storage. Zero fields mean their defaults; a negative
@@ -96,6 +99,15 @@ type Options struct {
 	// service shuts down then, as upstream does), and SetReadOnly(true)
 	// is refused. Default false: the storage turns read-only.
 	ReadOnlyModeDisabled bool
+	// ReadOnlyOnlyWhenAllDisksFull is readOnlyModeOnAnyDiskFullEnabled=false:
+	// a directory over DiskUsageThreshold takes no new ledger (a new one
+	// goes to the next directory that is not full, the routing switching
+	// to recorded, as an expansion does) and refuses adds to its own
+	// ledgers (ErrReadOnly, naming it), while the storage stays writable;
+	// it turns read-only only when every directory is full. Default false:
+	// any full directory turns the storage read-only, upstream's default
+	// (true).
+	ReadOnlyOnlyWhenAllDisksFull bool
 	// ForceReadOnly is forceReadOnlyBookie=true: the storage opens
 	// read-only and stays so (upstream's ReadOnlyBookie): writes are
 	// refused, reads, deletions, checkpoints and compactions go on, and
@@ -127,6 +139,13 @@ type Options struct {
 	// HasSpaceForEntryLog (compaction of a read-only storage). Default
 	// 1.2 * LogSizeLimit, upstream's.
 	MinUsableSizeForEntryLogCreation int64
+	// MinUsableSizeForIndexFileCreation (minUsableSizeForIndexFileCreation)
+	// is the usable space an index directory needs for a read-only
+	// storage (or a full directory) to create index files: an entry
+	// location compaction writes its new tables before it removes the old
+	// (DirStorage.CanCreateIndexFiles). Default
+	// DefaultMinUsableSizeForIndexFileCreation, upstream's.
+	MinUsableSizeForIndexFileCreation int64
 	// OnReadOnly, if set, is called (outside the storage's locks) each
 	// time the storage turns read-only or writable again.
 	OnReadOnly func(readOnly bool, reason string)
@@ -292,6 +311,9 @@ func (r *resolved) resolveReadOnly() error {
 	}
 	if r.MinUsableSizeForEntryLogCreation == 0 {
 		r.MinUsableSizeForEntryLogCreation = r.LogSizeLimit / 5 * 6
+	}
+	if r.MinUsableSizeForIndexFileCreation == 0 {
+		r.MinUsableSizeForIndexFileCreation = DefaultMinUsableSizeForIndexFileCreation
 	}
 	if r.ForceReadOnly && r.ReadOnlyModeDisabled {
 		return errors.Wrap(ErrInvalidArgument, "bookie: ForceReadOnly (forceReadOnlyBookie) needs the read-only mode, which ReadOnlyModeDisabled (readOnlyModeEnabled=false) turns off")

@@ -43,8 +43,12 @@ type readOnlyState struct {
 	forced bool
 	// forcedByConfig is Options.ForceReadOnly: read-only for good.
 	forcedByConfig bool
-	// full are the directories over the threshold (path → why).
-	full map[string]string
+	// full are the directories over the threshold (path → why). With
+	// onlyWhenAllFull they make the storage read-only only when all dirs
+	// are full.
+	full            map[string]string
+	onlyWhenAllFull bool
+	dirs            int
 	// failed are the directories whose writes failed (path → error).
 	failed map[string]error
 	// was is the verdict last logged, so that a transition logs once.
@@ -96,8 +100,10 @@ func (s *readOnlyState) updateLocked() (changed bool) {
 	if s.forced {
 		reasons = append(reasons, "forced read-only by an operator")
 	}
-	for _, p := range sortedKeys(s.full) {
-		reasons = append(reasons, s.full[p])
+	if !s.onlyWhenAllFull || len(s.full) == s.dirs {
+		for _, p := range sortedKeys(s.full) {
+			reasons = append(reasons, s.full[p])
+		}
 	}
 	for _, p := range sortedKeys(s.failed) {
 		reasons = append(reasons, fmt.Sprintf("a write to %s failed: %v", p, s.failed[p]))
@@ -242,6 +248,9 @@ func (d *DirStorage) checkDisk() {
 		if p == d.ledgerDir {
 			d.usableBytes.Store(int64(min(u.Usable, 1<<62)))
 		}
+		if p == d.indexDir {
+			d.indexUsableBytes.Store(int64(min(u.Usable, 1<<62)))
+		}
 	}
 	if statErr != nil {
 		d.log.Warn("cannot check the directory's disk usage", "err", statErr)
@@ -270,6 +279,12 @@ func (d *DirStorage) checkDisk() {
 		ro.noteWriteError(d.ledgerDir, idxErr)
 	}
 	healthy := below && idxErr == nil && !d.checkpointFailed.Load()
+	if over && !d.full.Swap(true) && o.ReadOnlyOnlyWhenAllDisksFull {
+		d.log.Warn("directory is full: it takes no new ledger, adds to its ledgers are refused, the other directories go on "+
+			"(readOnlyModeOnAnyDiskFullEnabled=false)", "path", worstPath, "used", used, "threshold", o.DiskUsageThreshold)
+	} else if below && d.full.Swap(false) && o.ReadOnlyOnlyWhenAllDisksFull {
+		d.log.Info("directory is below diskUsageLwmThreshold again: it takes writes", "path", worstPath, "used", used)
+	}
 	ro.run(func() {
 		key := d.ledgerDir
 		if over {
@@ -312,6 +327,38 @@ func (s *Storage) diskMonitorLoop() {
 			s.CheckDisks()
 		}
 	}
+}
+
+// checkWritable refuses op while the storage is read-only, or, with
+// ReadOnlyOnlyWhenAllDisksFull, while this directory is full.
+func (d *DirStorage) checkWritable(op string) error {
+	if err := d.ro.check(op); err != nil {
+		return err
+	}
+	if d.opts.ReadOnlyOnlyWhenAllDisksFull && d.full.Load() {
+		return errors.Wrapf(ErrReadOnly, "bookie: %s refused: directory %s is full (over diskUsageThreshold until below diskUsageLwmThreshold); "+
+			"its ledgers take no writes, new ledgers go to the other directories (readOnlyModeOnAnyDiskFullEnabled=false)", op, d.ledgerDir)
+	}
+	return nil
+}
+
+// CanCreateIndexFiles says whether an entry location compaction, which
+// writes its new tables before it removes the old, may start: always
+// while the directory takes writes; while the storage is read-only (or
+// this directory is full, ReadOnlyOnlyWhenAllDisksFull) only if the index
+// disk had at least MinUsableSizeForIndexFileCreation bytes usable at the
+// last disk check (upstream lets a read-only bookie create index files only
+// then). The error says why not.
+func (d *DirStorage) CanCreateIndexFiles() error {
+	ro, _ := d.ro.get()
+	if !ro && !(d.opts.ReadOnlyOnlyWhenAllDisksFull && d.full.Load()) {
+		return nil
+	}
+	if u := d.indexUsableBytes.Load(); u < d.opts.MinUsableSizeForIndexFileCreation {
+		return errors.Newf("the storage is read-only and index directory %s has %d bytes usable, less than minUsableSizeForIndexFileCreation (%d): "+
+			"a compaction writes its new tables before it removes the old", d.indexDir, u, d.opts.MinUsableSizeForIndexFileCreation)
+	}
+	return nil
 }
 
 // HasSpaceForEntryLog reports whether the directory's ledger disk had at

@@ -3,6 +3,7 @@ package bookie
 import (
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
@@ -20,6 +21,16 @@ type Storage struct {
 	// routes maps each ledger to its directory under ondisk.RouteRecorded;
 	// nil under ondisk.RouteModulo. Read-only once Open returns.
 	routes map[int64]int32
+	// placed maps the ledgers this Storage placed in another directory
+	// than their L mod n one, because that one was full
+	// (ReadOnlyOnlyWhenAllDisksFull), to theirs (int); placedCount keeps
+	// dirIndex from looking while there is none.
+	placed      sync.Map
+	placedCount atomic.Int32
+	// layoutMu guards layout, the recorded directory layout, which a
+	// placement switches to recorded routing.
+	layoutMu sync.Mutex
+	layout   *ondisk.Layout
 	// ro is the storage's writability, shared by its directories.
 	ro *readOnlyState
 	// stop stops the disk monitor; bg waits for it.
@@ -59,6 +70,7 @@ func Open(opts *Options) (_ *Storage, err error) {
 	}
 	s := &Storage{opts: r, ro: newReadOnlyState(r.Logger, r.OnReadOnly), stop: make(chan struct{})}
 	s.ro.recheck = s.recheckNoSpace
+	s.ro.onlyWhenAllFull, s.ro.dirs = r.ReadOnlyOnlyWhenAllDisksFull, len(r.LedgerDirs)
 	if r.ForceReadOnly {
 		s.ro.run(func() { s.ro.forcedByConfig = true })
 	}
@@ -94,6 +106,7 @@ func Open(opts *Options) (_ *Storage, err error) {
 			return nil, err
 		}
 	}
+	s.layout = plan.layout
 	if plan.note != "" {
 		r.Logger.Info(plan.note, "directories", ondisk.FormatPairs(plan.layout.Dirs), "generation", plan.layout.Generation)
 	}
@@ -123,12 +136,70 @@ func (s *Storage) dirIndex(ledgerID int64) int {
 	if i, ok := s.routes[ledgerID]; ok {
 		return int(i)
 	}
+	if s.placedCount.Load() > 0 {
+		if i, ok := s.placed.Load(ledgerID); ok {
+			return i.(int)
+		}
+	}
 	return int(ledgerID % int64(len(s.dirs)))
+}
+
+// writeDir returns the directory a write to ledgerID goes to: Dir's,
+// unless ReadOnlyOnlyWhenAllDisksFull and that directory is full and does
+// not know the ledger: a new ledger then goes to the next directory that
+// is not full (placeLedger). A ledger the full directory knows stays there
+// (its writes are refused: a ledger's entries stay in one directory).
+func (s *Storage) writeDir(ledgerID int64) (*DirStorage, error) {
+	d, err := s.Dir(ledgerID)
+	if err != nil || !s.opts.ReadOnlyOnlyWhenAllDisksFull || !d.full.Load() {
+		return d, err
+	}
+	if _, known := d.ledgers.get(ledgerID); known {
+		return d, nil
+	}
+	start, n := s.dirIndex(ledgerID), len(s.dirs)
+	for k := 1; k < n; k++ {
+		if j := (start + k) % n; !s.dirs[j].full.Load() {
+			return s.placeLedger(ledgerID, j)
+		}
+	}
+	return d, nil // every directory is full: the storage is read-only
+}
+
+// placeLedger records that a new ledger lives in directory j, not its
+// modulo one: the routing switches to recorded first (as an expansion
+// does: a restart finds the ledger by the ledgers index that holds it),
+// so that no ledger is ever where modulo routing would not look for it.
+func (s *Storage) placeLedger(ledgerID int64, j int) (*DirStorage, error) {
+	s.layoutMu.Lock()
+	if s.layout.Routing != ondisk.RouteRecorded {
+		next := *s.layout
+		next.Generation++
+		next.Routing = ondisk.RouteRecorded
+		for _, p := range next.Dirs {
+			for _, dir := range p.LayoutDirs() {
+				if err := ondisk.WriteLayout(s.opts.FS, dir, &next); err != nil {
+					s.layoutMu.Unlock()
+					return nil, errors.Wrap(err, "bookie: recording the routing before a new ledger goes to another directory than its full one")
+				}
+			}
+		}
+		s.layout = &next
+		s.opts.Logger.Info("a full directory sends new ledgers to the others: routing by the ledgers indexes from now on",
+			"generation", next.Generation)
+	}
+	s.layoutMu.Unlock()
+	i, loaded := s.placed.LoadOrStore(ledgerID, j)
+	if !loaded {
+		s.placedCount.Add(1)
+		s.opts.Logger.Debug("new ledger placed in another directory: its own is full", "ledger", ledgerID, "dir", s.dirs[j].ledgerDir)
+	}
+	return s.dirs[i.(int)], nil
 }
 
 // AddEntry adds an entry; see DirStorage.AddEntry.
 func (s *Storage) AddEntry(ledgerID, entryID int64, payload []byte) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}
@@ -138,7 +209,7 @@ func (s *Storage) AddEntry(ledgerID, entryID int64, payload []byte) error {
 // AddEntryFrom adds an entry of size bytes read from r; see
 // DirStorage.AddEntryFrom.
 func (s *Storage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}
@@ -190,7 +261,7 @@ func (s *Storage) LedgerExists(ledgerID int64) (bool, error) {
 
 // SetMasterKey sets a ledger's master key; see DirStorage.SetMasterKey.
 func (s *Storage) SetMasterKey(ledgerID int64, key []byte) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}
@@ -199,7 +270,7 @@ func (s *Storage) SetMasterKey(ledgerID int64, key []byte) error {
 
 // SetFenced fences a ledger; see DirStorage.SetFenced.
 func (s *Storage) SetFenced(ledgerID int64) (bool, error) {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return false, err
 	}
@@ -208,7 +279,7 @@ func (s *Storage) SetFenced(ledgerID int64) (bool, error) {
 
 // SetExplicitLAC records a ledger's explicit LAC.
 func (s *Storage) SetExplicitLAC(ledgerID int64, lac []byte) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}

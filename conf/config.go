@@ -217,6 +217,17 @@ type Config struct {
 	// DiskCheckInterval (diskCheckInterval, milliseconds in the file):
 	// the disk monitor's period. Positive. Default 10000.
 	DiskCheckInterval time.Duration
+	// ReadOnlyModeOnAnyDiskFullEnabled (readOnlyModeOnAnyDiskFullEnabled):
+	// any full directory turns the storage read-only. False: a full
+	// directory takes no new ledger (they go to the others) and refuses
+	// adds to its own, and the storage turns read-only only when every
+	// directory is full. Default true, as upstream.
+	ReadOnlyModeOnAnyDiskFullEnabled bool
+	// MinUsableSizeForIndexFileCreation (minUsableSizeForIndexFileCreation,
+	// bytes): the usable space an index directory needs for a read-only
+	// storage to start an entry location compaction (which writes its new
+	// tables first). Default 104857600 (100 MiB), upstream's.
+	MinUsableSizeForIndexFileCreation int64
 	// MinUsableSizeForEntryLogCreation (minUsableSizeForEntryLogCreation,
 	// bytes): the usable space a ledger disk needs for a read-only
 	// storage to create entry logs (compaction). Default 1.2 *
@@ -432,6 +443,9 @@ func (c *Config) validateReadOnly(p *problems) {
 	}
 	if c.DiskCheckInterval <= 0 {
 		p.addf("diskCheckInterval: %d ms must be positive", c.DiskCheckInterval.Milliseconds())
+	}
+	if c.MinUsableSizeForIndexFileCreation < 0 {
+		p.addf("minUsableSizeForIndexFileCreation: %d must not be negative", c.MinUsableSizeForIndexFileCreation)
 	}
 	if c.MinUsableSizeForEntryLogCreation < 0 {
 		p.addf("minUsableSizeForEntryLogCreation: %d must not be negative", c.MinUsableSizeForEntryLogCreation)

@@ -86,6 +86,8 @@ func keySpecs() []keySpec {
 		boolKey("readOnlyModeEnabled", "true", func(c *Config) *bool { return &c.ReadOnlyModeEnabled }),
 		optionalFloatKey("diskUsageLwmThreshold", func(c *Config) *float64 { return &c.DiskUsageLwmThreshold }),
 		durationKey("diskCheckInterval", "10000", time.Millisecond, func(c *Config) *time.Duration { return &c.DiskCheckInterval }),
+		boolKey("readOnlyModeOnAnyDiskFullEnabled", "true", func(c *Config) *bool { return &c.ReadOnlyModeOnAnyDiskFullEnabled }),
+		intKey("minUsableSizeForIndexFileCreation", "104857600", 0, 1<<62, func(c *Config) *int64 { return &c.MinUsableSizeForIndexFileCreation }),
 		optionalIntKey("minUsableSizeForEntryLogCreation", 0, 1<<62, func(c *Config) *int64 { return &c.MinUsableSizeForEntryLogCreation }),
 
 		intKey("dbStorage_rocksDB_blockCacheSize", "268435456", 1, 1<<50, func(c *Config) *int64 { return &c.RocksDB.BlockCacheSize }),

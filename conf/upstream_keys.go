@@ -111,10 +111,7 @@ func ignoredKeys() map[string]ignoredKey {
 		"persistBookieStatusEnabled":              {"false", "the read-only state is not persisted: a restart starts writable (forceReadOnlyBookie=true starts read-only)"},
 		"allowMultipleDirsUnderSameDiskPartition": {"true", "directories on one disk partition are not detected; list one directory per disk"},
 		"minUsableSizeForHighPriorityWrites":      {"", "a read-only storage refuses every add, recovery's high-priority ones included"},
-		"readOnlyModeOnAnyDiskFullEnabled": {"true", "any full directory turns the storage read-only (upstream's behaviour when true, its default): " +
-			"a ledger's entries stay in its directory"},
-		"minUsableSizeForIndexFileCreation": {"", "it sizes the index files of upstream's interleaved ledger storage, which this storage does not have"},
-		"sanityCheckMetricsEnabled":         {"false", "there is no bookie_SERVER_SANITY gauge: upstream's sanity check writes and reads a ledger through a bookie client"},
+		"sanityCheckMetricsEnabled":               {"false", "there is no bookie_SERVER_SANITY gauge: upstream's sanity check writes and reads a ledger through a bookie client"},
 		"ledgerStorageClass": {dbLedgerStorageClass, "bookie-index is a DbLedgerStorage: a bookie that ran another ledger storage " +
 			"(interleaved or sorted) keeps index files it cannot read"},
 	}

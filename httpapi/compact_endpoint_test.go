@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -279,5 +280,25 @@ func TestRelativeAndAbsolutePaths(t *testing.T) {
 	}
 	s.Close()
 	require.Equal(t, int64(2), f1.calls.Load())
+	require.Equal(t, int64(1), f2.calls.Load())
+}
+
+// noIndexSpace is an IndexFileSpace that refuses.
+type noIndexSpace struct{}
+
+func (noIndexSpace) CanCreateIndexFiles() error {
+	return errors.New("the storage is read-only and index directory /d has 5 bytes usable, less than minUsableSizeForIndexFileCreation (100)")
+}
+
+// TestCompactionNeedsIndexSpace: a directory that may not create index
+// files now (a read-only storage short of minUsableSizeForIndexFileCreation)
+// starts no compaction; the other directories do.
+func TestCompactionNeedsIndexSpace(t *testing.T) {
+	f1, f2 := instantIndex(path1), instantIndex(path2)
+	s := testService(t, func(o *Options) { o.Directories[0].IndexFiles = noIndexSpace{} }, f1, f2)
+	code, body := do(t, s, http.MethodPut, PathEntryLocationCompact, `{"entryLocationRocksDBCompact":true}`)
+	require.Equal(t, http.StatusOK, code, body)
+	s.Close()
+	require.Zero(t, f1.calls.Load())
 	require.Equal(t, int64(1), f2.calls.Load())
 }

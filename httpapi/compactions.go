@@ -79,6 +79,13 @@ func (s *Service) startCompaction(d *directory, trigger Trigger) bool {
 		s.log.Info("Compacting directory, skipping this entryLocationCompaction this time", "path", d.path, "trigger", trigger)
 		return false
 	}
+	if d.IndexFiles != nil {
+		if err := d.IndexFiles.CanCreateIndexFiles(); err != nil {
+			s.mu.Unlock()
+			s.log.Warn("Not enough space for index files, skipping this entryLocationCompaction", "path", d.path, "trigger", trigger, "why", err.Error())
+			return false
+		}
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	start := s.opts.Now()
 	d.cancel, d.cancelRequested = cancel, false

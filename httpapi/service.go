@@ -53,6 +53,16 @@ type Directory struct {
 	LedgerDir, IndexDir string
 	// Index is the directory's entry location index.
 	Index Index
+	// IndexFiles, if set, says whether a compaction may start
+	// (*bookie.DirStorage: not in a read-only storage whose index disk
+	// has less than minUsableSizeForIndexFileCreation usable).
+	IndexFiles IndexFileSpace
+}
+
+// IndexFileSpace is what a compaction asks before it starts: whether the
+// directory may create index files now (nil) or why not.
+type IndexFileSpace interface {
+	CanCreateIndexFiles() error
 }
 
 // Options configure a Service.
