@@ -399,8 +399,10 @@ func (d *DirStorage) LedgerInfo(ledgerID int64) (LedgerInfo, bool, error) {
 }
 
 // SetMasterKey sets a ledger's master key, creating the ledger; a ledger
-// that has another key already is an error matching ErrWrongMasterKey.
-// Written at the next checkpoint.
+// that has another key already is an error matching ErrWrongMasterKey. As
+// upstream, a key of zeros (or an empty key) is no key: a ledger whose key
+// is one takes any other, and one given for a ledger with a key changes
+// nothing. Written at the next checkpoint.
 func (d *DirStorage) SetMasterKey(ledgerID int64, key []byte) error {
 	if err := d.enter("SetMasterKey"); err != nil {
 		return err

@@ -119,20 +119,36 @@ func (li *ledgerIndex) ensureLocked(ledgerID int64) *LedgerInfo {
 	return info
 }
 
-// setMasterKey sets a ledger's master key, creating the ledger. A ledger
-// with a different key already is an error, as upstream.
+// setMasterKey sets a ledger's master key, creating the ledger, with
+// upstream's rules (LedgerMetadataIndex.setMasterKey): a key of zeros
+// (or an empty one) is no key, so a ledger without one takes any key, and
+// a key of zeros given for a ledger with a key changes nothing; another
+// key for a ledger with a key is an error.
 func (li *ledgerIndex) setMasterKey(ledgerID int64, key []byte) error {
 	li.mu.Lock()
 	defer li.mu.Unlock()
 	info := li.ensureLocked(ledgerID)
-	if len(info.MasterKey) > 0 && !bytes.Equal(info.MasterKey, key) {
-		return errors.Wrapf(ErrWrongMasterKey, "bookie: ledger %d has another master key", ledgerID)
-	}
-	if !bytes.Equal(info.MasterKey, key) {
+	switch {
+	case bytes.Equal(info.MasterKey, key):
+		return nil
+	case allZeros(info.MasterKey):
 		info.MasterKey = slices.Clone(key)
 		li.dirty[ledgerID] = struct{}{}
+		return nil
+	case allZeros(key):
+		return nil
 	}
-	return nil
+	return errors.Wrapf(ErrWrongMasterKey, "bookie: ledger %d has another master key", ledgerID)
+}
+
+// allZeros reports whether b holds only zero bytes (an empty b does).
+func allZeros(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // setFenced fences an existing ledger and reports whether it was not

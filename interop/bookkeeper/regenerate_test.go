@@ -69,6 +69,7 @@ var committedTraces = []struct {
 	seed          int64
 }{
 	{"IndexTrace", "entrylocation-seed1.jsonl", 1},
+	{"StorageTrace", "dbledgerstorage-seed1.jsonl", 1},
 }
 
 // TestRegenerateTraces rewrites testdata/traces with -regenerate (it needs

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"sort"
@@ -33,8 +34,8 @@ type traceOp struct {
 	First  int64  `json:"first"`
 	Last   int64  `json:"last"`
 	Seed   int64  `json:"seed"`
-	Bool   *bool  `json:"bool"`
 	Sha256 string `json:"sha256"`
+	Bytes  string `json:"bytes"`
 }
 
 type traceHeader struct {
@@ -125,4 +126,23 @@ func errKind(t *testing.T, err error, kinds map[string]error, what string) strin
 	}
 	t.Fatalf("%s: unexpected error %v", what, err)
 	return ""
+}
+
+var traceFile = flag.String("replay-trace", "", "a trace file for TestReplayTraceFile to replay (a program's --out)")
+
+// TestReplayTraceFile replays the trace named by -replay-trace, of either class:
+// to study a failing fresh seed without running BookKeeper again.
+func TestReplayTraceFile(t *testing.T) {
+	if *traceFile == "" {
+		t.Skip("replays a trace file only with -replay-trace PATH")
+	}
+	h, _ := readTrace(t, *traceFile)
+	switch h.Trace {
+	case "EntryLocationIndex":
+		replayIndexTrace(t, *traceFile)
+	case "DbLedgerStorage":
+		replayStorageTrace(t, *traceFile)
+	default:
+		t.Fatalf("%s: unknown trace %q", *traceFile, h.Trace)
+	}
 }
