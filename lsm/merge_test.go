@@ -159,67 +159,11 @@ func scan(t *testing.T, d *DB, o *IterOptions, reverse bool) []string {
 	return got
 }
 
-// TestMergeBasic reads merged values from memtables, L0 and the bottom
-// level, over Sets, Deletes and range deletions, in both directions.
+// TestMergeBasic runs testdata/merge_basic: merged values read from
+// memtables, L0 and the bottom level, over Sets, Deletes and range
+// deletions, in both directions and across direction changes.
 func TestMergeBasic(t *testing.T) {
-	for _, stage := range []string{"memtable", "flushed", "compacted", "reopened"} {
-		t.Run(stage, func(t *testing.T) {
-			fs := NewMemFS()
-			d, err := Open("db", mergeOptions(fs, appendMerge{}))
-			require.NoError(t, err)
-			apply(t, d, func(b *Batch) {
-				b.Merge([]byte("a"), []byte("1")) // over nothing
-				b.Set([]byte("b"), []byte("base"))
-				b.Set([]byte("c"), []byte("gone"))
-				b.Set([]byte("d"), []byte("gone"))
-				b.Set([]byte("e"), []byte("x"))
-			})
-			if stage != "memtable" {
-				require.NoError(t, d.Flush())
-			}
-			apply(t, d, func(b *Batch) {
-				b.Merge([]byte("a"), []byte("2"))
-				b.Merge([]byte("b"), []byte("3"))
-				b.Delete([]byte("c"))
-				b.DeleteRange([]byte("d"), []byte("e"))
-			})
-			apply(t, d, func(b *Batch) {
-				b.Merge([]byte("c"), []byte("4")) // over a Delete
-				b.Merge([]byte("d"), []byte("5")) // over a range deletion
-				b.Merge([]byte("b"), []byte("6"))
-			})
-			switch stage {
-			case "compacted":
-				require.NoError(t, d.Compact(context.Background(), nil, nil))
-			case "reopened":
-				require.NoError(t, d.Close())
-				d, err = Open("db", mergeOptions(fs, appendMerge{}))
-				require.NoError(t, err)
-			}
-			want := []string{"a=1+2", "b=base+3+6", "c=4", "d=5", "e=x"}
-			for _, kv := range want {
-				requireGet(t, d, kv[:1], kv[2:], nil)
-			}
-			require.Equal(t, want, scan(t, d, nil, false))
-			require.Equal(t, want, scan(t, d, nil, true))
-			require.Equal(t, want[1:3], scan(t, d, &IterOptions{LowerBound: []byte("b"), UpperBound: []byte("d")}, true))
-			require.Equal(t, want[1:3], scan(t, d, &IterOptions{LowerBound: []byte("b"), UpperBound: []byte("d")}, false))
-			// Direction changes on a merged key.
-			it, err := d.NewIter(nil)
-			require.NoError(t, err)
-			require.True(t, it.SeekGE([]byte("b")))
-			require.True(t, it.Next())
-			require.Equal(t, "c=4", string(it.Key())+"="+string(it.Value()))
-			require.True(t, it.Prev())
-			require.Equal(t, "b=base+3+6", string(it.Key())+"="+string(it.Value()))
-			require.True(t, it.Prev())
-			require.Equal(t, "a=1+2", string(it.Key())+"="+string(it.Value()))
-			require.True(t, it.Next())
-			require.Equal(t, "b=base+3+6", string(it.Key())+"="+string(it.Value()))
-			require.NoError(t, it.Close())
-			require.NoError(t, d.Close())
-		})
-	}
+	runDBScript(t, "testdata/merge_basic")
 }
 
 // TestMergeSnapshotStripes checks that flushes and compactions do not

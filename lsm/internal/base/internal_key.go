@@ -1,6 +1,12 @@
 package base
 
-import "bytes"
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/cockroachdb/errors"
+)
 
 // Kind says what an internal key records. The numeric values are persisted in
 // WAL batches and tables: do not change them.
@@ -58,6 +64,25 @@ func (t Trailer) SeqNum() SeqNum { return SeqNum(t >> 8) }
 
 // Kind returns the kind of the trailer.
 func (t Trailer) Kind() Kind { return Kind(t & 0xFF) }
+
+// ParseTrailer reads a trailer written KIND.seqnum ("SET.5", "DEL.0"), the
+// way testdata scripts and tools spell one.
+func ParseTrailer(s string) (Trailer, error) {
+	kindName, seqText, ok := strings.Cut(s, ".")
+	if !ok {
+		return 0, errors.Newf("trailer %q: want KIND.seqnum", s)
+	}
+	seq, err := strconv.ParseUint(seqText, 10, 64)
+	if err != nil || seq > uint64(SeqNumMax) {
+		return 0, errors.Newf("trailer %q: bad sequence number", s)
+	}
+	for _, k := range []Kind{KindDelete, KindSet, KindRangeDelete, KindMerge} {
+		if k.String() == kindName {
+			return MakeTrailer(SeqNum(seq), k), nil
+		}
+	}
+	return 0, errors.Newf("trailer %q: unknown kind", s)
+}
 
 // SeekTrailer is the trailer of a seek key that positions at the newest
 // entry of a user key visible at seq.

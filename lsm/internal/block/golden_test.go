@@ -73,28 +73,11 @@ func parseEntry(l string) (entry, error) {
 	if err != nil {
 		return entry{}, err
 	}
-	trailer, err := parseTrailer(f[1])
+	trailer, err := base.ParseTrailer(f[1])
 	if err != nil {
 		return entry{}, err
 	}
 	return entry{key: key, trailer: trailer, value: value}, nil
-}
-
-func parseTrailer(s string) (base.Trailer, error) {
-	kindName, seqText, ok := strings.Cut(s, ".")
-	if !ok {
-		return 0, fmt.Errorf("trailer %q: want KIND.seqnum", s)
-	}
-	var seq uint64
-	if _, err := fmt.Sscan(seqText, &seq); err != nil {
-		return 0, fmt.Errorf("trailer %q: %v", s, err)
-	}
-	for _, k := range []base.Kind{base.KindDelete, base.KindSet, base.KindRangeDelete} {
-		if k.String() == kindName {
-			return base.MakeTrailer(base.SeqNum(seq), k), nil
-		}
-	}
-	return 0, fmt.Errorf("trailer %q: unknown kind", s)
 }
 
 func formatTrailer(t base.Trailer) string {

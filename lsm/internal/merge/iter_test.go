@@ -6,8 +6,10 @@ import (
 	"math/rand"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/golden"
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/cockroachdb/errors"
 	"github.com/stretchr/testify/require"
@@ -272,90 +274,82 @@ func TestFullScans(t *testing.T) {
 	}
 }
 
-// TestEqualKeysAcrossChildren pins the tie-break: equal internal keys come
-// out lower child first going forward, higher child first going backward,
-// including across direction switches at trailer 0.
-func TestEqualKeysAcrossChildren(t *testing.T) {
-	mk := func(child int) []entry {
-		return []entry{
-			{userKey: []byte("a"), trailer: 0, value: []byte(fmt.Sprintf("a%d", child))},
-			{userKey: []byte("b"), trailer: base.MakeTrailer(5, base.KindSet), value: []byte(fmt.Sprintf("b%d", child))},
+// TestIterCases runs testdata/iter: operation sequences on fixed children
+// (no children, empty ones, unpositioned steps, the tie-break of equal keys
+// across children and direction switches).
+func TestIterCases(t *testing.T) {
+	var children [][]entry
+	golden.Run(t, "testdata/iter", func(t *testing.T, c *golden.Case) string {
+		switch c.Cmd {
+		case "define":
+			children = nil
+			for _, line := range c.Lines() {
+				if line == "child" {
+					children = append(children, []entry{})
+					continue
+				}
+				f := strings.Fields(line)
+				if len(f) != 3 || len(children) == 0 {
+					t.Fatalf("%s: %q: want a child line, then \"key KIND.seq value\" lines", c.Pos, line)
+				}
+				tr, err := base.ParseTrailer(f[1])
+				require.NoError(t, err, c.Pos)
+				last := len(children) - 1
+				children[last] = append(children[last], entry{userKey: []byte(f[0]), trailer: tr, value: []byte(f[2])})
+			}
+			return fmt.Sprintf("%d children", len(children))
+		case "iter":
+			iters := newSliceIters(children)
+			it := NewIter(asInternal(iters)...)
+			var out strings.Builder
+			for _, line := range c.Lines() {
+				f := strings.Fields(line)
+				ok := false
+				switch f[0] {
+				case "first":
+					ok = it.First()
+				case "last":
+					ok = it.Last()
+				case "next":
+					ok = it.Next()
+				case "prev":
+					ok = it.Prev()
+				case "seek-ge", "seek-lt":
+					tr := maxTrailer
+					if len(f) == 3 {
+						var err error
+						tr, err = base.ParseTrailer(f[2])
+						require.NoError(t, err, c.Pos)
+					}
+					if f[0] == "seek-ge" {
+						ok = it.SeekGE([]byte(f[1]), tr)
+					} else {
+						ok = it.SeekLT([]byte(f[1]), tr)
+					}
+				default:
+					t.Fatalf("%s: unknown operation %q", c.Pos, line)
+				}
+				require.Equal(t, ok, it.Valid(), "%s: %s", c.Pos, line)
+				require.NoError(t, it.Error(), "%s: %s", c.Pos, line)
+				if !ok {
+					require.Nil(t, it.UserKey(), "%s: %s", c.Pos, line)
+					require.Zero(t, it.Trailer(), "%s: %s", c.Pos, line)
+					require.Nil(t, it.Value(), "%s: %s", c.Pos, line)
+					fmt.Fprintf(&out, "%s: .\n", line)
+					continue
+				}
+				tr := it.Trailer()
+				fmt.Fprintf(&out, "%s: %s %s.%d %s\n", line, it.UserKey(), tr.Kind(), tr.SeqNum(), it.Value())
+			}
+			require.NoError(t, it.Close())
+			for _, child := range iters {
+				require.Equal(t, 1, child.closed)
+			}
+			return out.String()
 		}
-	}
-	it := NewIter(newSliceIter(mk(0)), newSliceIter(mk(1)), newSliceIter(mk(2)))
-	var got []string
-	collect := func(ok bool) {
-		if ok {
-			got = append(got, string(it.Value()))
-		} else {
-			got = append(got, "-")
-		}
-	}
-	collect(it.First())
-	collect(it.Next())
-	collect(it.Next())
-	collect(it.Prev()) // switch at trailer 0 of "a"
-	collect(it.Prev())
-	collect(it.Prev())
-	collect(it.Next()) // switch after running off the start is not possible
-	require.Equal(t, []string{"a0", "a1", "a2", "a1", "a0", "-", "-"}, got)
-
-	got = got[:0]
-	collect(it.SeekGE([]byte("a"), 0))
-	collect(it.Next())
-	collect(it.Next())
-	collect(it.Next())
-	collect(it.Prev())
-	collect(it.Next())
-	collect(it.Next())
-	collect(it.Next())
-	require.Equal(t, []string{"a0", "a1", "a2", "b0", "a2", "b0", "b1", "b2"}, got)
-
-	got = got[:0]
-	collect(it.Last())
-	collect(it.Prev())
-	collect(it.Next())
-	collect(it.Prev())
-	collect(it.Prev())
-	collect(it.Prev())
-	collect(it.Next())
-	require.Equal(t, []string{"b2", "b1", "b2", "b1", "b0", "a2", "b0"}, got)
-	require.NoError(t, it.Close())
-}
-
-func TestEmpty(t *testing.T) {
-	it := NewIter()
-	require.False(t, it.First())
-	require.False(t, it.Last())
-	require.False(t, it.SeekGE([]byte("a"), maxTrailer))
-	require.False(t, it.SeekLT([]byte("a"), maxTrailer))
-	require.False(t, it.Next())
-	require.False(t, it.Prev())
-	require.False(t, it.Valid())
-	require.Nil(t, it.UserKey())
-	require.Zero(t, it.Trailer())
-	require.Nil(t, it.Value())
-	require.NoError(t, it.Error())
-	require.NoError(t, it.Close())
-
-	// Children without entries.
-	it = NewIter(newSliceIter(nil), newSliceIter(nil))
-	require.False(t, it.First())
-	require.False(t, it.SeekLT([]byte("z"), 0))
-	require.NoError(t, it.Close())
-}
-
-func TestUnpositioned(t *testing.T) {
-	it := NewIter(newSliceIter([]entry{{userKey: []byte("a"), trailer: 1}}))
-	// The sliceIter panics on Next or Prev while invalid, so these also
-	// check that the merge does not pass the calls on.
-	require.False(t, it.Next())
-	require.False(t, it.Prev())
-	require.True(t, it.First())
-	require.False(t, it.Next())
-	require.False(t, it.Next())
-	require.False(t, it.Prev())
-	require.NoError(t, it.Close())
+		t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
+		return ""
+	})
 }
 
 // TestChildError makes one child fail on its k-th positioning call, for

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/golden"
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 )
 
@@ -163,3 +165,49 @@ func (l tombstoneList) String() string {
 func formatFragments(frags []Fragment) string { return fragmentList(frags).String() }
 
 func formatTombstones(ts []Tombstone) string { return tombstoneList(ts).String() }
+
+// defineSet builds the Set of a testdata case's tombstones, one
+// "start end seq" a line.
+func defineSet(t *testing.T, c *golden.Case) *Set {
+	var ts []Tombstone
+	for _, line := range c.Lines() {
+		f := scriptFields(t, c, line, 3)
+		ts = append(ts, Tombstone{Start: f.key(0), End: f.key(1), Seq: f.seq(2)})
+	}
+	return BuildSet(ts)
+}
+
+// fields are the words of a testdata line: keys ("" is the empty key) and
+// sequence numbers (max is SeqNumMax).
+type fields struct {
+	t     *testing.T
+	pos   string
+	words []string
+}
+
+// scriptFields splits line into n words.
+func scriptFields(t *testing.T, c *golden.Case, line string, n int) fields {
+	words := strings.Fields(line)
+	if len(words) != n {
+		t.Fatalf("%s: %q: want %d fields", c.Pos, line, n)
+	}
+	return fields{t: t, pos: c.Pos, words: words}
+}
+
+func (f fields) key(i int) []byte {
+	if f.words[i] == `""` {
+		return []byte{}
+	}
+	return []byte(f.words[i])
+}
+
+func (f fields) seq(i int) base.SeqNum {
+	if f.words[i] == "max" {
+		return base.SeqNumMax
+	}
+	v, err := strconv.ParseUint(f.words[i], 10, 64)
+	if err != nil {
+		f.t.Fatalf("%s: sequence number %q: %v", f.pos, f.words[i], err)
+	}
+	return base.SeqNum(v)
+}

@@ -2,42 +2,62 @@ package rangedel
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/golden"
 	"github.com/stretchr/testify/require"
 )
 
+// TestIterCases runs testdata/iter: iterator operations on fixed sets.
 func TestIterCases(t *testing.T) {
-	s := BuildSet([]Tombstone{tombstone("b", "d", 1), tombstone("f", "h", 2), tombstone("h", "j", 3)})
-	require.Equal(t, "[b,d){1} [f,h){2} [h,j){3}", formatFragments(s.Fragments()))
-	it := s.NewIter()
-	str := func(f *Fragment) string {
-		if f == nil {
-			return "nil"
+	var s *Set
+	golden.Run(t, "testdata/iter", func(t *testing.T, c *golden.Case) string {
+		switch c.Cmd {
+		case "define":
+			s = defineSet(t, c)
+			return formatFragments(s.Fragments())
+		case "iter":
+			it := s.NewIter()
+			var out strings.Builder
+			for _, line := range c.Lines() {
+				op, arg, _ := strings.Cut(line, " ")
+				var key []byte
+				if arg != "" {
+					key = []byte(arg)
+				}
+				var f *Fragment
+				switch op {
+				case "current":
+					f = it.Current()
+				case "first":
+					f = it.First()
+				case "last":
+					f = it.Last()
+				case "next":
+					f = it.Next()
+				case "prev":
+					f = it.Prev()
+				case "seek-ge":
+					f = it.SeekGE(key)
+				case "seek-lt":
+					f = it.SeekLT(key)
+				default:
+					t.Fatalf("%s: unknown operation %q", c.Pos, op)
+				}
+				got := "nil"
+				if f != nil {
+					got = formatFragments([]Fragment{*f})
+				}
+				fmt.Fprintf(&out, "%s: %s\n", line, got)
+			}
+			require.Equal(t, len(s.Fragments()), it.Len())
+			return out.String()
 		}
-		return formatFragments([]Fragment{*f})
-	}
-	require.Equal(t, "nil", str(it.Current()), "a new iterator is before the first fragment")
-	require.Equal(t, "nil", str(it.Prev()))
-	require.Equal(t, "[b,d){1}", str(it.Next()))
-	require.Equal(t, "[f,h){2}", str(it.SeekGE([]byte("d"))), "d is past [b,d)")
-	require.Equal(t, "[b,d){1}", str(it.SeekGE([]byte("c"))))
-	require.Equal(t, "[b,d){1}", str(it.SeekGE(nil)))
-	require.Equal(t, "[h,j){3}", str(it.SeekGE([]byte("h"))))
-	require.Equal(t, "nil", str(it.SeekGE([]byte("j"))))
-	require.Equal(t, "[h,j){3}", str(it.Prev()), "Prev from after the last lands on the last")
-	require.Equal(t, "[b,d){1}", str(it.SeekLT([]byte("f"))), "the key just below f lies in the gap after [b,d)")
-	require.Equal(t, "[f,h){2}", str(it.SeekLT([]byte("h"))))
-	require.Equal(t, "[f,h){2}", str(it.SeekLT([]byte("g"))))
-	require.Equal(t, "[b,d){1}", str(it.SeekLT([]byte("ba"))))
-	require.Equal(t, "nil", str(it.SeekLT([]byte("b"))))
-	require.Equal(t, "[b,d){1}", str(it.Next()), "Next from before the first lands on the first")
-	require.Equal(t, "[h,j){3}", str(it.Last()))
-	require.Equal(t, "nil", str(it.Next()))
-	require.Equal(t, "nil", str(it.Next()))
-	require.Equal(t, "[h,j){3}", str(it.Prev()))
-	require.Equal(t, "[b,d){1}", str(it.First()))
-	require.Equal(t, 3, it.Len())
+		t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
+		return ""
+	})
 }
 
 // TestIterRandom drives an iterator with random operations and compares

@@ -1,45 +1,39 @@
 package rangedel
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/golden"
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/stretchr/testify/require"
 )
 
+// TestSetCases runs testdata/set: lookups in fixed sets.
 func TestSetCases(t *testing.T) {
-	s := BuildSet([]Tombstone{tombstone("c", "g", 5), tombstone("a", "e", 9), tombstone("c", "d", 3)})
-	require.Equal(t, "[a,c){9} [c,d){9,5,3} [d,e){9,5} [e,g){5}", formatFragments(s.Fragments()))
-	require.Equal(t, 4, s.Len())
-	tests := []struct {
-		key     string
-		readSeq base.SeqNum
-		want    base.SeqNum
-	}{
-		{"", base.SeqNumMax, 0},
-		{"a", base.SeqNumMax, 9},
-		{"a", 9, 9},
-		{"a", 8, 0},
-		{"c", 8, 5},
-		{"c", 5, 5},
-		{"c", 4, 3},
-		{"c", 3, 3},
-		{"c", 2, 0},
-		{"cz", 4, 3},
-		{"d", 4, 0}, // [c,d)#3 ends before d
-		{"d", 6, 5},
-		{"f", 100, 5},
-		{"g", base.SeqNumMax, 0},
-		{"zz", base.SeqNumMax, 0},
-	}
-	for _, tc := range tests {
-		require.Equal(t, tc.want, s.MaxCoveringSeq([]byte(tc.key), tc.readSeq), "key %q read at %d", tc.key, tc.readSeq)
-	}
-	require.True(t, s.Covers([]byte("c"), 4, 5))
-	require.False(t, s.Covers([]byte("c"), 5, 5), "a tombstone deletes only lower seqs")
-	require.False(t, s.Covers([]byte("c"), 1, 2), "the reader sees no tombstone")
-	require.True(t, s.Covers([]byte("c"), 2, 3))
-	require.False(t, s.Covers([]byte("c"), 9, 4), "an entry newer than the reader is not covered")
+	var s *Set
+	golden.Run(t, "testdata/set", func(t *testing.T, c *golden.Case) string {
+		var out strings.Builder
+		switch c.Cmd {
+		case "define":
+			s = defineSet(t, c)
+			return fmt.Sprintf("%s\nlen %d", formatFragments(s.Fragments()), s.Len())
+		case "max-covering":
+			for _, line := range c.Lines() {
+				f := scriptFields(t, c, line, 2)
+				fmt.Fprintf(&out, "%s: %d\n", line, s.MaxCoveringSeq(f.key(0), f.seq(1)))
+			}
+		case "covers":
+			for _, line := range c.Lines() {
+				f := scriptFields(t, c, line, 3)
+				fmt.Fprintf(&out, "%s: %v\n", line, s.Covers(f.key(0), f.seq(1), f.seq(2)))
+			}
+		default:
+			t.Fatalf("%s: unknown command %q", c.Pos, c.Cmd)
+		}
+		return out.String()
+	})
 }
 
 func TestSetEmpty(t *testing.T) {
