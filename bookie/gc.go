@@ -209,8 +209,8 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 	step = g.compactRuntime.Start()
 	now := time.Now().UnixMilli()
 	s := d.opts.gc
-	major := !req.SkipMajor && s.major && (req.Force || now-g.lastMajor.Load() > s.majorInterval.Milliseconds())
-	minor := !req.SkipMinor && s.minor && (req.Force || now-g.lastMinor.Load() > s.minorInterval.Milliseconds())
+	major := !req.SkipMajor && ((req.Force && s.forceMajor) || (s.major && (req.Force || now-g.lastMajor.Load() > s.majorInterval.Milliseconds())))
+	minor := !req.SkipMinor && ((req.Force && s.forceMinor) || (s.minor && (req.Force || now-g.lastMinor.Load() > s.minorInterval.Milliseconds())))
 	switch {
 	case major:
 		res.Major = true
@@ -270,6 +270,20 @@ func (u *logUsage) usage() float64 {
 		return float64(u.remaining) / float64(total)
 	}
 	return 0
+}
+
+// usageFor is u's usage as the thresholds see it: with a target size
+// (UseTargetEntryLogSizeForGc), a log smaller than it counts its live
+// bytes over the target size (a log already below 1).
+func (u *logUsage) usageFor(targetSize int64) float64 {
+	usage := u.usage()
+	if targetSize > 0 && usage < 1 {
+		total := max(u.size-entrylog.HeaderSize, targetSize-entrylog.HeaderSize)
+		if total > 0 {
+			usage = float64(u.remaining) / float64(total)
+		}
+	}
+	return usage
 }
 
 // extractMetadataLocked brings meta up to date with the directory

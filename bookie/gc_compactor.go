@@ -45,11 +45,11 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 		id    int64
 		usage float64
 	}
-	d.gc.recordCompactionStart(d.gc.meta)
+	d.gc.recordCompactionStart(d.gc.meta, d.opts.gc.targetSize)
 	total, compacted := len(d.gc.meta), 0
 	var cands []candidate
 	for id, u := range d.gc.meta {
-		if usage := u.usage(); usage < threshold {
+		if usage := u.usageFor(d.opts.gc.targetSize); usage < threshold {
 			cands = append(cands, candidate{id, usage})
 		}
 	}

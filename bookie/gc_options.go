@@ -57,6 +57,15 @@ type GCOptions struct {
 	// threshold minor too; with ForceGCAllowWhenNoSpace
 	// (isForceGCAllowWhenNoSpace) the cycle is forced instead.
 	ForceGCAllowWhenNoSpace bool
+	// ForceAllowCompaction (forceAllowCompaction): a forced cycle (ForceGC)
+	// runs a kind of compaction whose interval disables it, as long as its
+	// threshold is in (0, 1) (upstream's isForceMinor/MajorCompactionAllow).
+	ForceAllowCompaction bool
+	// UseTargetEntryLogSizeForGc (useTargetEntryLogSizeForGc): a log's
+	// live fraction, for the thresholds, is its live bytes over the larger
+	// of its size and the target size (logSizeLimit), so that small logs
+	// (rotated early, by a restart) are compacted sooner, as upstream.
+	UseTargetEntryLogSizeForGc bool
 	// MetadataCacheBytes bounds the memory the collector keeps of each
 	// rotated log's live ledgers (16 bytes a pair); past it a log keeps
 	// only its size and live bytes, and its ledgers map is read back
@@ -67,7 +76,13 @@ type GCOptions struct {
 
 // gcSettings are GCOptions resolved: what is enabled, with its bounds.
 type gcSettings struct {
-	minor, major                 bool
+	minor, major bool
+	// forceMinor, forceMajor: a forced cycle may run that kind even when
+	// its interval disables it (ForceAllowCompaction).
+	forceMinor, forceMajor bool
+	// targetSize, if positive, is the size a log's live bytes are
+	// divided by when it is larger than the log (UseTargetEntryLogSizeForGc).
+	targetSize                   int64
 	minorThreshold               float64
 	majorThreshold               float64
 	minorInterval, majorInterval time.Duration
@@ -123,6 +138,10 @@ func resolveGC(o GCOptions, gcWaitTime time.Duration) (gcSettings, error) {
 			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short major compaction interval : %d ms (gcWaitTime %d ms)", o.MajorCompactionInterval.Milliseconds(), gcWaitTime.Milliseconds())
 		}
 		s.major = true
+	}
+	if o.ForceAllowCompaction {
+		s.forceMinor = o.MinorCompactionThreshold > 0 && o.MinorCompactionThreshold < 1
+		s.forceMajor = o.MajorCompactionThreshold > 0 && o.MajorCompactionThreshold < 1
 	}
 	if s.minor && s.major && (o.MinorCompactionInterval >= o.MajorCompactionInterval || o.MinorCompactionThreshold >= o.MajorCompactionThreshold) {
 		return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid minor/major compaction settings : minor (%v, %d ms), major (%v, %d ms)",

@@ -71,10 +71,10 @@ func usageBucket(usage float64) int {
 
 // recordCompactionStart records the usage buckets of the logs a
 // compaction starts from.
-func (s *gcStats) recordCompactionStart(meta map[int64]*logUsage) {
+func (s *gcStats) recordCompactionStart(meta map[int64]*logUsage, targetSize int64) {
 	var b [EntryLogUsageBuckets]int64
 	for _, u := range meta {
-		b[usageBucket(u.usage())]++
+		b[usageBucket(u.usageFor(targetSize))]++
 	}
 	for i := range b {
 		s.usageBuckets[i].Store(b[i])

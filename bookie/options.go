@@ -281,6 +281,9 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.gc, err = resolveGC(r.GC, r.GCWaitTime); err != nil {
 		return nil, err
 	}
+	if r.GC.UseTargetEntryLogSizeForGc {
+		r.gc.targetSize = r.LogSizeLimit
+	}
 	if r.GC.MetadataCacheBytes == 0 {
 		r.GC.MetadataCacheBytes = DefaultMetadataCacheBytes
 	}

@@ -193,6 +193,10 @@ type Config struct {
 	// Default 30.
 	IdleCompactionDelay time.Duration
 
+	// CompactionRate (compactionRate): upstream's deprecated name of the
+	// entry rate; compactionRateByEntries, when empty, takes its value.
+	// Default 1000.
+	CompactionRate int
 	// ForceReadOnlyBookie (forceReadOnlyBookie): the storage starts
 	// read-only and stays so: writes are refused, reads go on, and it
 	// cannot be made writable over the admin API (upstream's

@@ -28,10 +28,13 @@ func gcKeySpecs() []keySpec {
 		disabledAtOrBelowZero(floatKey("majorCompactionThreshold", "0.8", majorThreshold), majorThreshold),
 		disabledAtOrBelowZero(durationKey("majorCompactionInterval", "86400", time.Second, majorInterval), majorInterval),
 		durationKey("majorCompactionMaxTimeMillis", "-1", time.Millisecond, func(c *Config) *time.Duration { return &c.GC.MajorCompactionMaxTime }),
-		disabledAtOrBelowZero(intKey("compactionRateByEntries", "1000", -(1<<31), 1<<31-1, rateByEntries), rateByEntries),
+		optionalRate(disabledAtOrBelowZero(intKey("compactionRateByEntries", "", -(1<<31), 1<<31-1, rateByEntries), rateByEntries), rateByEntries),
+		intKey("compactionRate", "1000", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.CompactionRate }),
 		disabledAtOrBelowZero(intKey("compactionRateByBytes", "1000000", -(1<<62), 1<<62, rateByBytes), rateByBytes),
 		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.ThrottleByBytes }),
 		boolKey("isForceGCAllowWhenNoSpace", "false", func(c *Config) *bool { return &c.GC.ForceGCAllowWhenNoSpace }),
+		boolKey("forceAllowCompaction", "false", func(c *Config) *bool { return &c.GC.ForceAllowCompaction }),
+		boolKey("useTargetEntryLogSizeForGc", "false", func(c *Config) *bool { return &c.GC.UseTargetEntryLogSizeForGc }),
 		// The disk's thresholds, with the garbage collector's keys in the
 		// file; the read-only mode uses them too (Config.DiskUsageThreshold).
 		floatKey("diskUsageThreshold", "0.95", func(c *Config) *float64 { return &c.DiskUsageThreshold }),
@@ -69,6 +72,21 @@ func disabledAtOrBelowZero[T ~int | ~int64 | ~float64](k keySpec, field func(*Co
 			*p = -1
 		}
 		return nil
+	}
+	return k
+}
+
+// optionalRate lets compactionRateByEntries be empty: it then takes
+// compactionRate's value (Load), as upstream's getCompactionRateByEntries
+// falls back to the deprecated key.
+func optionalRate(k keySpec, field func(*Config) *int) keySpec {
+	decode := k.decode
+	k.decode = func(c *Config, value string) error {
+		if value == "" {
+			*field(c) = 0
+			return nil
+		}
+		return decode(c, value)
 	}
 	return k
 }

@@ -54,3 +54,25 @@ func TestGCKeys(t *testing.T) {
 		require.Contains(t, err.Error(), tc.want)
 	}
 }
+
+// TestCompactionRateFallback: compactionRateByEntries, when empty, takes
+// upstream's deprecated compactionRate; set, it wins.
+func TestCompactionRateFallback(t *testing.T) {
+	for _, tc := range []struct {
+		set  map[string]string
+		want int
+	}{
+		{nil, 1000},
+		{map[string]string{"compactionRate": "50"}, 50},
+		{map[string]string{"compactionRate": "50", "compactionRateByEntries": "70"}, 70},
+		{map[string]string{"compactionRate": "0"}, -1},
+	} {
+		c, err := Load(LoadOptions{Overrides: tc.set})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.GC.CompactionRateByEntries, "%v", tc.set)
+	}
+	c, err := Load(LoadOptions{Overrides: map[string]string{"forceAllowCompaction": "true", "useTargetEntryLogSizeForGc": "yes"}})
+	require.NoError(t, err)
+	require.True(t, c.GC.ForceAllowCompaction)
+	require.True(t, c.GC.UseTargetEntryLogSizeForGc)
+}

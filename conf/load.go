@@ -201,6 +201,12 @@ func Load(opts LoadOptions) (*Config, error) {
 	if c.IndexDirectories == nil {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}
+	if c.GC.CompactionRateByEntries == 0 { // empty: compactionRate's
+		c.GC.CompactionRateByEntries = c.CompactionRate
+		if c.CompactionRate <= 0 {
+			c.GC.CompactionRateByEntries = -1
+		}
+	}
 	if c.DiskUsageLwmThreshold == 0 {
 		c.DiskUsageLwmThreshold = c.DiskUsageThreshold
 	}

@@ -77,6 +77,7 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 		ReadAheadCacheBatchBytesSize:      -1,
 		MaxThrottleTime:                   10 * time.Second,
 		IdleCompactionDelay:               30 * time.Second,
+		CompactionRate:                    1000,
 		ReadOnlyModeEnabled:               true,
 		DiskUsageThreshold:                0.95,
 		DiskUsageWarnThreshold:            0.90,

@@ -106,8 +106,6 @@ func ignoredKeys() map[string]ignoredKey {
 		"flushEntrylogBytes":       {"0", "entry logs are flushed and synced at each checkpoint (flushInterval), not every so many bytes"},
 		"useTransactionalCompaction": {"false", "entry-log compaction has one mode: live entries are copied into the log being written, " +
 			"their locations move in the index, then the old log is removed (docs/operations.md, \"Entry-log garbage collection\")"},
-		"useTargetEntryLogSizeForGc":              {"false", "a log's live fraction is its live bytes over its own size"},
-		"forceAllowCompaction":                    {"false", "a forced garbage collection compacts only the kinds of compaction enabled by their threshold and interval"},
 		"persistBookieStatusEnabled":              {"false", "the read-only state is not persisted: a restart starts writable (forceReadOnlyBookie=true starts read-only)"},
 		"allowMultipleDirsUnderSameDiskPartition": {"true", "directories on one disk partition are not detected; list one directory per disk"},
 		"minUsableSizeForHighPriorityWrites":      {"", "a read-only storage refuses every add, recovery's high-priority ones included"},
