@@ -121,23 +121,25 @@ func resolveGC(o GCOptions, gcWaitTime time.Duration) (gcSettings, error) {
 		minorMaxTime: max(o.MinorCompactionMaxTime, 0), majorMaxTime: max(o.MajorCompactionMaxTime, 0),
 		throttleByBytes: o.ThrottleByBytes,
 	}
-	if o.MinorCompactionInterval > 0 && o.MinorCompactionThreshold > 0 {
-		if o.MinorCompactionThreshold > 1 {
-			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid minor compaction threshold %v", o.MinorCompactionThreshold)
+	for _, k := range []struct {
+		name      string
+		threshold float64
+		interval  time.Duration
+		enabled   *bool
+	}{
+		{"minor", o.MinorCompactionThreshold, o.MinorCompactionInterval, &s.minor},
+		{"major", o.MajorCompactionThreshold, o.MajorCompactionInterval, &s.major},
+	} {
+		if k.interval <= 0 || k.threshold <= 0 {
+			continue // disabled
 		}
-		if gcWaitTime > 0 && o.MinorCompactionInterval < gcWaitTime {
-			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short minor compaction interval : %d ms (gcWaitTime %d ms)", o.MinorCompactionInterval.Milliseconds(), gcWaitTime.Milliseconds())
+		if k.threshold > 1 {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid %s compaction threshold %v", k.name, k.threshold)
 		}
-		s.minor = true
-	}
-	if o.MajorCompactionInterval > 0 && o.MajorCompactionThreshold > 0 {
-		if o.MajorCompactionThreshold > 1 {
-			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid major compaction threshold %v", o.MajorCompactionThreshold)
+		if gcWaitTime > 0 && k.interval < gcWaitTime {
+			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short %s compaction interval : %d ms (gcWaitTime %d ms)", k.name, k.interval.Milliseconds(), gcWaitTime.Milliseconds())
 		}
-		if gcWaitTime > 0 && o.MajorCompactionInterval < gcWaitTime {
-			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short major compaction interval : %d ms (gcWaitTime %d ms)", o.MajorCompactionInterval.Milliseconds(), gcWaitTime.Milliseconds())
-		}
-		s.major = true
+		*k.enabled = true
 	}
 	if o.ForceAllowCompaction {
 		s.forceMinor = o.MinorCompactionThreshold > 0 && o.MinorCompactionThreshold < 1

@@ -94,25 +94,27 @@ func optionalRate(k keySpec, field func(*Config) *int) keySpec {
 // validateGC checks the garbage collector's keys as upstream's
 // GarbageCollectorThread does, with its messages.
 func validateGC(g *bookie.GCOptions, gcWaitTime time.Duration) error {
-	minor := g.MinorCompactionInterval > 0 && g.MinorCompactionThreshold > 0
-	major := g.MajorCompactionInterval > 0 && g.MajorCompactionThreshold > 0
-	if minor {
-		if g.MinorCompactionThreshold > 1 {
-			return errors.Newf("minorCompactionThreshold: %v is above 1 (upstream: \"Invalid minor compaction threshold\")", g.MinorCompactionThreshold)
+	var minor, major bool
+	for _, k := range []struct {
+		name      string
+		threshold float64
+		interval  time.Duration
+		enabled   *bool
+	}{
+		{"minor", g.MinorCompactionThreshold, g.MinorCompactionInterval, &minor},
+		{"major", g.MajorCompactionThreshold, g.MajorCompactionInterval, &major},
+	} {
+		if k.interval <= 0 || k.threshold <= 0 {
+			continue // disabled
 		}
-		if g.MinorCompactionInterval < gcWaitTime {
-			return errors.Newf("minorCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms) (upstream: \"Too short minor compaction interval\")",
-				int64(g.MinorCompactionInterval/time.Second), gcWaitTime.Milliseconds())
+		if k.threshold > 1 {
+			return errors.Newf("%sCompactionThreshold: %v is above 1 (upstream: \"Invalid %s compaction threshold\")", k.name, k.threshold, k.name)
 		}
-	}
-	if major {
-		if g.MajorCompactionThreshold > 1 {
-			return errors.Newf("majorCompactionThreshold: %v is above 1 (upstream: \"Invalid major compaction threshold\")", g.MajorCompactionThreshold)
+		if k.interval < gcWaitTime {
+			return errors.Newf("%sCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms) (upstream: \"Too short %s compaction interval\")",
+				k.name, int64(k.interval/time.Second), gcWaitTime.Milliseconds(), k.name)
 		}
-		if g.MajorCompactionInterval < gcWaitTime {
-			return errors.Newf("majorCompactionInterval: %d seconds is shorter than gcWaitTime (%d ms) (upstream: \"Too short major compaction interval\")",
-				int64(g.MajorCompactionInterval/time.Second), gcWaitTime.Milliseconds())
-		}
+		*k.enabled = true
 	}
 	if minor && major && (g.MinorCompactionInterval >= g.MajorCompactionInterval || g.MinorCompactionThreshold >= g.MajorCompactionThreshold) {
 		return errors.Newf("minorCompactionThreshold/minorCompactionInterval: minor (%v, %d s) must be below major (%v, %d s) (upstream: \"Invalid minor/major compaction settings\")",

@@ -1,7 +1,6 @@
 package entrylog
 
 import (
-	"bufio"
 	"encoding/binary"
 	"io"
 
@@ -18,8 +17,6 @@ type recordIterator interface {
 	position() int64
 	release()
 }
-
-func (it *recordIter) position() int64 { return it.pos }
 
 // newIterator returns the iterator of format over [pos, end) of log logID.
 func newIterator(format Format, f io.ReaderAt, logID, pos, end int64) recordIterator {
@@ -72,27 +69,10 @@ func checkBKSize(size int64) error {
 
 // bkRecordIter reads the records of a BookKeeper log from pos to end,
 // skipping the ledgers map's records (ledger id -1).
-type bkRecordIter struct {
-	br      *bufio.Reader
-	logID   int64
-	pos     int64
-	end     int64
-	rec     Record
-	payload []byte
-}
+type bkRecordIter struct{ recordCursor }
 
 func newBKRecordIter(f io.ReaderAt, logID, pos, end int64) *bkRecordIter {
-	br := bufioPool.Get().(*bufio.Reader)
-	br.Reset(io.NewSectionReader(f, pos, max(end-pos, 0)))
-	return &bkRecordIter{br: br, logID: logID, pos: pos, end: end}
-}
-
-func (it *bkRecordIter) position() int64 { return it.pos }
-
-func (it *bkRecordIter) release() {
-	it.br.Reset(nil)
-	bufioPool.Put(it.br)
-	it.br = nil
+	return &bkRecordIter{newRecordCursor(f, logID, pos, end)}
 }
 
 // next returns the next entry. Upstream's scanner steps over a size of 0

@@ -180,8 +180,10 @@ func (l *Logger) ReadAfter(location int64, fn func(rec *Record) bool) error {
 	}
 }
 
-// recordIter reads records sequentially from pos to end.
-type recordIter struct {
+// recordCursor is what both logs' sequential record readers keep: a
+// pooled buffered reader over the bytes from pos to end of log logID, and
+// the record last read.
+type recordCursor struct {
 	br      *bufio.Reader
 	logID   int64
 	pos     int64
@@ -192,16 +194,26 @@ type recordIter struct {
 
 var bufioPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
 
-func newRecordIter(f io.ReaderAt, logID, pos, end int64) *recordIter {
+func newRecordCursor(f io.ReaderAt, logID, pos, end int64) recordCursor {
 	br := bufioPool.Get().(*bufio.Reader)
 	br.Reset(io.NewSectionReader(f, pos, max(end-pos, 0)))
-	return &recordIter{br: br, logID: logID, pos: pos, end: end}
+	return recordCursor{br: br, logID: logID, pos: pos, end: end}
 }
 
-func (it *recordIter) release() {
-	it.br.Reset(nil)
-	bufioPool.Put(it.br)
-	it.br = nil
+func (c *recordCursor) position() int64 { return c.pos }
+
+// release returns the buffered reader to the pool.
+func (c *recordCursor) release() {
+	c.br.Reset(nil)
+	bufioPool.Put(c.br)
+	c.br = nil
+}
+
+// recordIter reads records sequentially from pos to end.
+type recordIter struct{ recordCursor }
+
+func newRecordIter(f io.ReaderAt, logID, pos, end int64) *recordIter {
+	return &recordIter{newRecordCursor(f, logID, pos, end)}
 }
 
 // next returns the next record; io.EOF at a clean end; a wrapped
