@@ -43,8 +43,15 @@ func (d *DirStorage) checkpoint() error {
 	d.flushMu.Lock()
 	defer d.flushMu.Unlock()
 	defer d.requestPurge()
+	// The source's position before the swap: whatever it holds before
+	// the position is in one of the caches by now, and this checkpoint
+	// writes both (upstream takes it before its swap too).
+	taken := d.ckpt.take()
 	err := d.checkpointLocked()
 	d.noteCheckpointLocked(err)
+	if err == nil {
+		d.ckpt.done(d.index, taken)
+	}
 	return err
 }
 
@@ -214,13 +221,17 @@ func (p *pendingCheckpoint) keepLedgers(ledgerIDs []int64) {
 // ledgers index. d.flushMu is held: no checkpoint writes locations
 // meanwhile.
 func (d *DirStorage) purgeLocked() error {
-	ledgers := d.ledgers.pendingPurge()
-	if len(ledgers) == 0 {
+	pending := d.ledgers.pendingPurge()
+	if len(pending) == 0 {
 		return nil
 	}
 	if err := d.locations.RemoveOffsetFromDeletedLedgers(); err != nil {
 		d.stats.purgeFailures.Add(1)
 		return err
+	}
+	ledgers := d.purgeableLocked(pending)
+	if len(ledgers) == 0 {
+		return nil
 	}
 	if err := d.ledgers.purged(ledgers, d.entryLog.Position()); err != nil {
 		d.stats.purgeFailures.Add(1)
@@ -229,6 +240,34 @@ func (d *DirStorage) purgeLocked() error {
 	d.stats.purges.Add(1)
 	d.stats.purgedLedgers.Add(int64(len(ledgers)))
 	return nil
+}
+
+// purgeableLocked returns the ledgers of pending whose records a purge may
+// remove: with a CheckpointSource, a deleted ledger's record (which says
+// it is deleted) stays until a checkpoint taken after the deletion is
+// reported complete, because a replay of the source from an earlier
+// position meets the ledger's records and must know to skip them (a
+// ledger without a record looks like one created after the position).
+// Its locations are purged all the same. A ledger written again after its
+// deletion always is: its old locations must go before its new ones are
+// written. d.flushMu is held.
+func (d *DirStorage) purgeableLocked(pending []int64) []int64 {
+	if d.ckpt == nil {
+		return pending
+	}
+	out := pending[:0:0]
+	d.deletedMu.Lock()
+	defer d.deletedMu.Unlock()
+	for _, id := range pending {
+		// A ledger deleted before the open is not in deletedAt: its
+		// deletion is covered by the first report (0).
+		if exists, _ := d.ledgers.state(id); !exists && !d.ckpt.covers(d.deletedAt[id]) {
+			continue
+		}
+		delete(d.deletedAt, id)
+		out = append(out, id)
+	}
+	return out
 }
 
 // Purge purges the deleted ledgers' locations now (the garbage

@@ -84,6 +84,17 @@ type DirStorage struct {
 	closed  bool
 	closing atomic.Bool
 
+	// ckpt reports the checkpoints to the storage's CheckpointSource (nil
+	// without one); index is the directory's position among the storage's.
+	ckpt  *checkpointTracker
+	index int
+	// deletedAt maps each ledger deleted since the open to the number of
+	// the last checkpoint taken then (checkpointTracker.current): until a
+	// checkpoint taken after it is reported complete, the ledger's record
+	// stays (see purgeableLocked). Only with a CheckpointSource.
+	deletedMu sync.Mutex
+	deletedAt map[int64]uint64
+
 	// hooks are test hooks; nil in production.
 	hooks atomic.Pointer[testHooks]
 }
@@ -101,10 +112,13 @@ type testHooks struct {
 // openDirStorage opens the storage of ledger directory ledgerDir with its
 // indexes in indexDir (the directories as configured; "current" is
 // added).
-func openDirStorage(opts *resolved, ro *readOnlyState, ledgerDir, indexDir string) (_ *DirStorage, err error) {
+func openDirStorage(opts *resolved, ro *readOnlyState, ckpt *checkpointTracker, index int, ledgerDir, indexDir string) (_ *DirStorage, err error) {
 	d := &DirStorage{
 		opts:      opts,
 		ro:        ro,
+		ckpt:      ckpt,
+		index:     index,
+		deletedAt: map[int64]uint64{},
 		ledgerDir: filepath.Join(ledgerDir, "current"),
 		indexDir:  filepath.Join(indexDir, "current"),
 		readCache: newReadCache(opts.readCacheSize()),
@@ -222,7 +236,7 @@ func (d *DirStorage) exit() { d.closeMu.RUnlock() }
 // replaces it.
 func (d *DirStorage) AddEntry(ledgerID, entryID int64, payload []byte) error {
 	start := d.stats.addEntry.Start()
-	err := d.addEntry(ledgerID, entryID, payload, false)
+	err := d.addEntry(ledgerID, entryID, payload, false, false)
 	d.stats.addEntry.Done(err == nil, start)
 	return err
 }
@@ -243,7 +257,18 @@ func (d *DirStorage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader
 		return errors.Wrapf(err, "bookie: reading the %d bytes of entry %d of ledger %d", size, entryID, ledgerID)
 	}
 	start := d.stats.addEntry.Start()
-	err := d.addEntry(ledgerID, entryID, payload, true)
+	err := d.addEntry(ledgerID, entryID, payload, true, false)
+	d.stats.addEntry.Done(err == nil, start)
+	return err
+}
+
+// AddEntryOwned adds an entry as AddEntry does, taking the payload over:
+// the storage may keep it as it is instead of copying it (an entry too
+// large for the write cache's chunks), so the caller must not change it
+// afterwards; reading it stays safe (a journal copying it, say).
+func (d *DirStorage) AddEntryOwned(ledgerID, entryID int64, payload []byte) error {
+	start := d.stats.addEntry.Start()
+	err := d.addEntry(ledgerID, entryID, payload, true, false)
 	d.stats.addEntry.Done(err == nil, start)
 	return err
 }
@@ -254,12 +279,16 @@ func (d *DirStorage) checkAdd(ledgerID, entryID int64, size int) error {
 		return err
 	}
 	defer d.exit()
-	return d.checkAddEntered(ledgerID, entryID, size)
+	return d.checkAddEntered(ledgerID, entryID, size, false)
 }
 
-func (d *DirStorage) checkAddEntered(ledgerID, entryID int64, size int) error {
-	if err := d.checkWritable("AddEntry"); err != nil {
-		return err
+// checkAddEntered is checkAdd between enter and exit; a replay is not
+// refused by the read-only mode.
+func (d *DirStorage) checkAddEntered(ledgerID, entryID int64, size int, replay bool) error {
+	if !replay {
+		if err := d.checkWritable("AddEntry"); err != nil {
+			return err
+		}
 	}
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
@@ -277,13 +306,14 @@ func (d *DirStorage) checkAddEntered(ledgerID, entryID int64, size int) error {
 	return nil
 }
 
-// addEntry adds an entry; owned says the cache may keep payload itself.
-func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte, owned bool) error {
+// addEntry adds an entry; owned says the cache may keep payload itself;
+// replay, that it comes from a journal's replay (see ReplayEntry).
+func (d *DirStorage) addEntry(ledgerID, entryID int64, payload []byte, owned, replay bool) error {
 	if err := d.enter("AddEntry"); err != nil {
 		return err
 	}
 	defer d.exit()
-	if err := d.checkAddEntered(ledgerID, entryID, len(payload)); err != nil {
+	if err := d.checkAddEntered(ledgerID, entryID, len(payload), replay); err != nil {
 		return err
 	}
 	d.ledgers.ensure(ledgerID)
@@ -361,7 +391,14 @@ func (d *DirStorage) DeleteLedger(ledgerID int64) (bool, error) {
 		return false, err
 	}
 	d.readCache.deleteLedger(ledgerID)
+	// Under deletedMu, so that no purge sees the deletion without its
+	// number, which is taken after it.
+	d.deletedMu.Lock()
 	existed, err := d.ledgers.delete(ledgerID)
+	if err == nil && d.ckpt != nil {
+		d.deletedAt[ledgerID] = d.ckpt.current()
+	}
+	d.deletedMu.Unlock()
 	if err != nil {
 		d.ro.noteWriteError(d.ledgerDir, err)
 		return false, err

@@ -59,8 +59,11 @@
 // batch. The index never names entry-log bytes a crash could lose; a
 // crash loses the entries of the checkpoint in progress and of the
 // caches, nothing a completed checkpoint acknowledged. Upstream relies on
-// its journal for the entries not yet checkpointed; this storage has no
-// journal: callers that need durability wait for a checkpoint
+// its journal for the entries not yet checkpointed, and so does a bookie
+// embedding this storage: package journaled puts package journal in front
+// of it, and Options.CheckpointSource tells the journal how far each
+// checkpoint made the storage durable (checkpoint_source.go). Without a
+// journal, callers that need durability wait for a checkpoint
 // (Checkpoint, or the last-checkpoint metric).
 //
 // A checkpoint that fails keeps its half and the locations it wrote: the
@@ -89,7 +92,8 @@
 // by itself once the directory is below DiskUsageLwmThreshold and its
 // checkpoint and engines have recovered; another write error (EIO) stays
 // until SetReadOnly(false) or a restart; a forced mode until
-// SetReadOnly(false). One state serves every directory: a ledger stays
+// SetReadOnly(false); a failure outside the storage that its writes
+// depend on (FailWrites: a journal that failed) until a restart. One state serves every directory: a ledger stays
 // in its directory, so one full directory stops the writes of all (see
 // read_only.go).
 //
@@ -118,7 +122,10 @@
 // gone at once) and records the deletion in the ledgers index, synced: a
 // deleted ledger never comes back. Its locations are purged (one range
 // deletion each, in one synced batch) by a background worker after the
-// next checkpoint, even when that checkpoint had nothing to write, and by
+// next checkpoint, even when that checkpoint had nothing to write (with a
+// CheckpointSource, the ledger's record, which says it is deleted, stays
+// until a reported checkpoint covers the deletion, so that a journal
+// replayed from an earlier position skips the ledger), and by
 // the garbage collector every GCWaitTime, which retries failed purges and
 // then gives the ledger's entry-log bytes back (see Garbage collection).
 // Purges and checkpoints exclude each other, so no location written for a

@@ -150,6 +150,14 @@ type Options struct {
 	// time the storage turns read-only or writable again.
 	OnReadOnly func(readOnly bool, reason string)
 
+	// CheckpointSource, if set, is told of the checkpoints (a bookie's
+	// journal; see CheckpointSource): each directory takes a checkpoint
+	// from it before swapping its write cache, and the storage reports
+	// one complete once every directory has made it durable. Without
+	// one, what the write caches hold is durable only at the next
+	// checkpoint.
+	CheckpointSource CheckpointSource
+
 	// FS holds every file of the storage: the entry logs and both indexes
 	// of every directory, so that a crash or a failing disk hits them
 	// together, as it does a real bookie. Default vfs.Default (the

@@ -3,6 +3,7 @@ package bookie
 import (
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,9 @@ type readOnlyState struct {
 	dirs            int
 	// failed are the directories whose writes failed (path → error).
 	failed map[string]error
+	// fatal are failures outside the storage that its writes depend on
+	// (FailWrites): read-only until a restart.
+	fatal []string
 	// was is the verdict last logged, so that a transition logs once.
 	was    bool
 	reason string
@@ -108,6 +112,7 @@ func (s *readOnlyState) updateLocked() (changed bool) {
 	for _, p := range sortedKeys(s.failed) {
 		reasons = append(reasons, fmt.Sprintf("a write to %s failed: %v", p, s.failed[p]))
 	}
+	reasons = append(reasons, s.fatal...)
 	ro := len(reasons) > 0
 	reason := strings.Join(reasons, "; ")
 	changed = ro != s.was
@@ -177,6 +182,21 @@ func (s *Storage) recheckNoSpace() {
 	}
 }
 
+// FailWrites turns the storage read-only until it is closed, for a
+// failure outside it that its writes depend on: a bookie's journal that
+// failed a write or an fsync (it cannot resume in place: a failed fsync is
+// never retried). reason says what failed; it is part of ReadOnly's
+// reason and of every refused write's error. SetReadOnly(false) does not
+// lift it. OnReadOnly is told, as of any change, so that a service with
+// the read-only mode disabled shuts down.
+func (s *Storage) FailWrites(reason string) {
+	s.ro.run(func() {
+		if !slices.Contains(s.ro.fatal, reason) {
+			s.ro.fatal = append(s.ro.fatal, reason)
+		}
+	})
+}
+
 // ReadOnly reports whether the storage refuses writes, and why (empty
 // when writable). The garbage collector's disk-pressure rules use it.
 func (s *Storage) ReadOnly() (bool, string) { return s.ro.get() }
@@ -187,7 +207,8 @@ func (s *Storage) ReadOnly() (bool, string) { return s.ro.get() }
 // failed writes (an EIO that stays until then) of the directories whose
 // checkpoints and index engines are healthy now: the operator has looked
 // at the disk; a directory over the usage threshold stays read-only (the
-// disks are checked again first, so that the answer is current). It
+// disks are checked again first, so that the answer is current), and so
+// does a storage whose writes FailWrites stopped. It
 // returns the resulting state. With ReadOnlyModeDisabled, forcing
 // read-only is an error matching ErrInvalidArgument; so is making a
 // storage opened with ForceReadOnly writable (upstream's answer to a

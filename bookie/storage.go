@@ -82,8 +82,9 @@ func Open(opts *Options) (_ *Storage, err error) {
 			plan.undo(r)
 		}
 	}()
+	ckpt := newCheckpointTracker(r.CheckpointSource, len(r.LedgerDirs), r.Logger)
 	for i := range r.LedgerDirs {
-		d, err := openDirStorage(r, s.ro, r.LedgerDirs[i], r.IndexDirs[i])
+		d, err := openDirStorage(r, s.ro, ckpt, i, r.LedgerDirs[i], r.IndexDirs[i])
 		if err != nil {
 			return nil, err
 		}
@@ -214,6 +215,16 @@ func (s *Storage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) e
 		return err
 	}
 	return d.AddEntryFrom(ledgerID, entryID, size, r)
+}
+
+// AddEntryOwned adds an entry, taking the payload over; see
+// DirStorage.AddEntryOwned.
+func (s *Storage) AddEntryOwned(ledgerID, entryID int64, payload []byte) error {
+	d, err := s.Dir(ledgerID)
+	if err != nil {
+		return err
+	}
+	return d.AddEntryOwned(ledgerID, entryID, payload)
 }
 
 // MaxEntrySize returns the largest payload AddEntry takes: what one half
