@@ -33,7 +33,7 @@ import (
 // holds it with the same payload already. It reports whether it added
 // it. A full write cache waits for room as AddEntry does.
 func (s *Storage) ReplayEntry(ledgerID, entryID int64, payload []byte) (added bool, err error) {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return false, err
 	}
@@ -46,7 +46,7 @@ func (s *Storage) ReplayEntry(ledgerID, entryID int64, payload []byte) (added bo
 // the ledger's, and a ledger without a key takes it; another key is an
 // error matching ErrWrongMasterKey.
 func (s *Storage) ReplayMasterKey(ledgerID int64, key []byte) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}

@@ -220,7 +220,7 @@ func (s *Storage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) e
 // AddEntryOwned adds an entry, taking the payload over; see
 // DirStorage.AddEntryOwned.
 func (s *Storage) AddEntryOwned(ledgerID, entryID int64, payload []byte) error {
-	d, err := s.Dir(ledgerID)
+	d, err := s.writeDir(ledgerID)
 	if err != nil {
 		return err
 	}
