@@ -2,7 +2,6 @@ package bookie
 
 import (
 	"bytes"
-	"slices"
 
 	"github.com/cockroachdb/errors"
 )
@@ -42,9 +41,9 @@ func (s *Storage) ReplayEntry(ledgerID, entryID int64, payload []byte) (added bo
 
 // ReplayMasterKey applies a master key replayed from a journal: the ledger
 // exists from now on (a new life if it was deleted: the caller skips
-// deleted ledgers first). As upstream's, an empty key never conflicts with
-// the ledger's, and a ledger without a key takes it; another key is an
-// error matching ErrWrongMasterKey.
+// deleted ledgers first), with SetMasterKey's rules (upstream's: a key of
+// zeros, or none, never conflicts; a ledger without a key takes one;
+// another key is an error matching ErrWrongMasterKey).
 func (s *Storage) ReplayMasterKey(ledgerID int64, key []byte) error {
 	d, err := s.writeDir(ledgerID)
 	if err != nil {
@@ -98,7 +97,7 @@ func (d *DirStorage) ReplayMasterKey(ledgerID int64, key []byte) error {
 	if err := checkLedgerID(ledgerID); err != nil {
 		return err
 	}
-	return d.ledgers.replayMasterKey(ledgerID, key)
+	return d.ledgers.setMasterKey(ledgerID, key)
 }
 
 // ReplayFence is Storage.ReplayFence for the directory's ledgers.
@@ -125,23 +124,4 @@ func (d *DirStorage) ReplayExplicitLAC(ledgerID int64, lac []byte) error {
 		return err
 	}
 	return d.ledgers.setExplicitLAC(ledgerID, lac)
-}
-
-// replayMasterKey makes a ledger exist with a master key replayed from a
-// journal, by upstream's rules (LedgerMetadataIndex.setMasterKey): an
-// empty key changes nothing of an existing ledger's, a ledger without a
-// key takes the one given, and another key is an error.
-func (li *ledgerIndex) replayMasterKey(ledgerID int64, key []byte) error {
-	li.mu.Lock()
-	defer li.mu.Unlock()
-	info := li.ensureLocked(ledgerID)
-	switch {
-	case len(key) == 0 || bytes.Equal(info.MasterKey, key):
-	case len(info.MasterKey) == 0:
-		info.MasterKey = slices.Clone(key)
-		li.dirty[ledgerID] = struct{}{}
-	default:
-		return errors.Wrapf(ErrWrongMasterKey, "bookie: a journal holds another master key for ledger %d than the ledgers index", ledgerID)
-	}
-	return nil
 }
