@@ -28,7 +28,9 @@ func gcKeySpecs() []keySpec {
 		disabledAtOrBelowZero(floatKey("majorCompactionThreshold", "0.8", majorThreshold), majorThreshold),
 		disabledAtOrBelowZero(durationKey("majorCompactionInterval", "86400", time.Second, majorInterval), majorInterval),
 		durationKey("majorCompactionMaxTimeMillis", "-1", time.Millisecond, func(c *Config) *time.Duration { return &c.GC.MajorCompactionMaxTime }),
-		optionalRate(disabledAtOrBelowZero(intKey("compactionRateByEntries", "", -(1<<31), 1<<31-1, rateByEntries), rateByEntries), rateByEntries),
+		// Empty, it takes compactionRate's value (Load), as upstream's
+		// getCompactionRateByEntries falls back to the deprecated key.
+		emptyAsZero(disabledAtOrBelowZero(intKey("compactionRateByEntries", "", -(1<<31), 1<<31-1, rateByEntries), rateByEntries), rateByEntries),
 		intKey("compactionRate", "1000", -(1 << 31), 1<<31-1, func(c *Config) *int { return &c.CompactionRate }),
 		disabledAtOrBelowZero(intKey("compactionRateByBytes", "1000000", -(1<<62), 1<<62, rateByBytes), rateByBytes),
 		boolKey("isThrottleByBytes", "false", func(c *Config) *bool { return &c.GC.ThrottleByBytes }),
@@ -72,21 +74,6 @@ func disabledAtOrBelowZero[T ~int | ~int64 | ~float64](k keySpec, field func(*Co
 			*p = -1
 		}
 		return nil
-	}
-	return k
-}
-
-// optionalRate lets compactionRateByEntries be empty: it then takes
-// compactionRate's value (Load), as upstream's getCompactionRateByEntries
-// falls back to the deprecated key.
-func optionalRate(k keySpec, field func(*Config) *int) keySpec {
-	decode := k.decode
-	k.decode = func(c *Config, value string) error {
-		if value == "" {
-			*field(c) = 0
-			return nil
-		}
-		return decode(c, value)
 	}
 	return k
 }

@@ -134,7 +134,11 @@ func intKey[T ~int | ~int64](name, def string, min, max int64, field func(*Confi
 // decodes to 0, which Load replaces with a default derived from other
 // keys.
 func optionalIntKey(name string, min, max int64, field func(*Config) *int64) keySpec {
-	k := intKey(name, "", min, max, field)
+	return emptyAsZero(intKey(name, "", min, max, field), field)
+}
+
+// emptyAsZero is the key k of field, whose empty value decodes to 0.
+func emptyAsZero[T ~int | ~int64 | ~float64](k keySpec, field func(*Config) *T) keySpec {
 	decode := k.decode
 	k.decode = func(c *Config, value string) error {
 		if value == "" {
@@ -153,10 +157,6 @@ func optionalFloatKey(name string, field func(*Config) *float64) keySpec {
 	k := floatKey(name, "", field)
 	decode := k.decode
 	k.decode = func(c *Config, value string) error {
-		if value == "" {
-			*field(c) = 0
-			return nil
-		}
 		if err := decode(c, value); err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func optionalFloatKey(name string, field func(*Config) *float64) keySpec {
 		}
 		return nil
 	}
-	return k
+	return emptyAsZero(k, field)
 }
 
 // durationKey is an integer number of units (seconds, milliseconds).
