@@ -4,8 +4,9 @@ package bookkeeper
 
 import (
 	"os"
-	"syscall"
 	"testing"
+
+	"github.com/bookie-index/bookie-index/vfs"
 )
 
 // scratchDir returns a directory for BookKeeper's databases during a
@@ -13,8 +14,7 @@ import (
 // RocksDB write, and a memory file system makes the fsyncs free), else
 // the test's temporary directory.
 func scratchDir(t *testing.T) string {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs("/dev/shm", &st); err == nil && uint64(st.Bavail)*uint64(st.Bsize) >= 512<<20 {
+	if u, err := vfs.Default.DiskUsage("/dev/shm"); err == nil && u.Usable >= 512<<20 {
 		if dir, err := os.MkdirTemp("/dev/shm", "bookie-index-interop-"); err == nil {
 			t.Cleanup(func() { _ = os.RemoveAll(dir) })
 			return dir
