@@ -4,19 +4,17 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/entrylocation"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
 
-// compactionMarkerName is the file that names the log being compacted
-// (docs/format.md, "Compaction marker").
-const compactionMarkerName = "compacting"
+// compactionMarkerName is the file that names the log being compacted.
+const compactionMarkerName = ondisk.CompactionMarkerName
 
 // Compaction copies in chunks: each chunk is copied, made durable and
 // indexed while the checkpoint lock is held, so a checkpoint waits for
@@ -314,30 +312,14 @@ func (d *DirStorage) markerPath() string { return filepath.Join(d.ledgerDir, com
 
 func (d *DirStorage) writeCompactionMarker(id int64) error {
 	path := d.markerPath()
-	if err := vfs.ReplaceFile(d.opts.FS, path, path+".tmp", []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
+	if err := vfs.ReplaceFile(d.opts.FS, path, path+".tmp", ondisk.EncodeCompactionMarker(id)); err != nil {
 		return errors.Wrapf(err, "bookie: writing the compaction marker %s", path)
 	}
 	return nil
 }
 
 func (d *DirStorage) readCompactionMarker() (int64, bool, error) {
-	path := d.markerPath()
-	f, err := d.opts.FS.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, errors.Wrapf(err, "bookie: opening %s", path)
-	}
-	defer f.Close()
-	buf := make([]byte, 32)
-	n, _ := f.ReadAt(buf, 0)
-	id, perr := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 16, 64)
-	if perr != nil || id < 0 || id > entrylog.MaxLogID {
-		// Written atomically: bytes that are not an id are damage.
-		return 0, false, errors.Wrapf(entrylog.ErrCorruption, "bookie: %s holds %q, not an entry log id", path, buf[:n])
-	}
-	return id, true, nil
+	return ondisk.ReadCompactionMarker(d.opts.FS, d.ledgerDir)
 }
 
 func (d *DirStorage) removeCompactionMarker() error {

@@ -55,8 +55,39 @@ func (d *DB) Tables() ([]TableInfo, error) {
 	return out, nil
 }
 
+// CheckProblem is one thing CheckProblems found.
+type CheckProblem struct {
+	// Path is the file concerned: a table, a WAL, the manifest, or the
+	// lost/ folder.
+	Path string
+	// CrashLeftover marks what a crash leaves and Open cleans up without
+	// losing a write it acknowledged: a WAL's torn tail beyond its synced
+	// length, a manifest's torn tail beyond its synced length (an edit
+	// that never took effect), an orphan table the manifest proves
+	// unused. The rest is damage (or, for lost/, damage set aside
+	// earlier).
+	CrashLeftover bool
+	// Problem says what is wrong and where (the table's block and its
+	// offset, the log's offset), as Check prints it.
+	Problem string
+}
+
 // Check verifies the database and returns an error marked ErrCorruption
-// listing every problem found (nil if none):
+// listing every problem CheckProblems finds (nil if none).
+func (d *DB) Check() error {
+	problems, err := d.CheckProblems()
+	if err != nil || len(problems) == 0 {
+		return err
+	}
+	lines := make([]string, len(problems))
+	for i, p := range problems {
+		lines[i] = p.Problem
+	}
+	return base.CorruptionErrorf("lsm: check of %s found %d problem(s):\n  %s",
+		d.dir, len(problems), strings.Join(lines, "\n  "))
+}
+
+// CheckProblems verifies the database and lists every problem found:
 //   - every live table, block by block (checksums, structure, key order,
 //     filters), naming the bad file and block;
 //   - every WAL not being written that does not replay to its end, with
@@ -68,44 +99,37 @@ func (d *DB) Tables() ([]TableInfo, error) {
 //     checksum or is incomplete. A DB open for writing removed or set
 //     aside its orphans at open, and tables a flush is writing are not
 //     live yet, so it does not list them.
-func (d *DB) Check() error {
+func (d *DB) CheckProblems() ([]CheckProblem, error) {
 	rs := d.loadReadState()
 	defer rs.unref()
 	if d.isClosed() {
-		return errors.Wrap(ErrClosed, "lsm: Check")
+		return nil, errors.Wrap(ErrClosed, "lsm: Check")
 	}
-	var problems []string
+	var problems []CheckProblem
 	for level := range manifest.NumLevels {
 		for _, t := range rs.version.Tables(level) {
 			path := manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum)
 			h, err := d.tableCache.get(t.FileNum)
-			if err != nil {
-				problems = append(problems, errors.Wrapf(err, "L%d table %s", level, path).Error())
-				continue
+			if err == nil {
+				err = h.reader.Verify()
+				d.tableCache.release(h)
 			}
-			err = h.reader.Verify()
-			d.tableCache.release(h)
 			if err != nil {
-				problems = append(problems, errors.Wrapf(err, "L%d table %s", level, path).Error())
+				problems = append(problems, CheckProblem{Path: path, Problem: errors.Wrapf(err, "L%d table %s", level, path).Error()})
 			}
 		}
 	}
 	fileProblems, err := d.checkFiles()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	problems = append(problems, fileProblems...)
-	if len(problems) == 0 {
-		return nil
-	}
-	return base.CorruptionErrorf("lsm: check of %s found %d problem(s):\n  %s",
-		d.dir, len(problems), strings.Join(problems, "\n  "))
+	return append(problems, fileProblems...), nil
 }
 
 // checkFiles lists the problems of the files around the tables: WALs,
 // lost/, orphans and the manifest's tail (see Check).
-func (d *DB) checkFiles() ([]string, error) {
-	var problems []string
+func (d *DB) checkFiles() ([]CheckProblem, error) {
+	var problems []CheckProblem
 	vs := d.mu.versions
 	names, err := d.fs.List(d.dir)
 	if err != nil {
@@ -136,7 +160,7 @@ func (d *DB) checkFiles() ([]string, error) {
 			return nil, err
 		}
 		if e.damaged() {
-			problems = append(problems, e.describe())
+			problems = append(problems, CheckProblem{Path: e.path, CrashLeftover: e.tornTail(), Problem: e.describe()})
 		}
 	}
 	lost, err := manifest.ListLost(d.fs, d.dir)
@@ -144,22 +168,24 @@ func (d *DB) checkFiles() ([]string, error) {
 		return nil, err
 	}
 	if len(lost) > 0 {
-		problems = append(problems, fmt.Sprintf("%s/ holds %d file(s) set aside by recovery (%s): inspect them, then remove them",
-			manifest.LostPath(d.dir, ""), len(lost), strings.Join(lost, ", ")))
+		problems = append(problems, CheckProblem{Path: manifest.LostPath(d.dir, ""), Problem: fmt.Sprintf("%s/ holds %d file(s) set aside by recovery (%s): inspect them, then remove them",
+			manifest.LostPath(d.dir, ""), len(lost), strings.Join(lost, ", "))})
 	}
 	if d.opts.ReadOnly {
 		info := vs.RecoveryInfo()
 		for _, num := range info.OrphanTables {
-			problems = append(problems, fmt.Sprintf("orphan table %s: no version references it (%s)",
-				manifest.FilePath(d.dir, manifest.FileKindTable, num), orphanVerdict(info)))
+			path := manifest.FilePath(d.dir, manifest.FileKindTable, num)
+			problems = append(problems, CheckProblem{Path: path, CrashLeftover: info.Complete,
+				Problem: fmt.Sprintf("orphan table %s: no version references it (%s)", path, orphanVerdict(info))})
 		}
 		if info.TailBytes > 0 {
 			synced := "synced length unknown: the edit may have taken effect"
 			if info.SyncedLengthKnown {
 				synced = fmt.Sprintf("beyond the %d bytes a completed sync covered: an edit that never took effect", info.SyncedLength)
 			}
-			problems = append(problems, fmt.Sprintf("manifest %s: its last record fails at offset %d (%d bytes, %s): %s",
-				info.Manifest, info.ValidLength, info.TailBytes, synced, info.TailProblem))
+			problems = append(problems, CheckProblem{Path: info.Manifest, CrashLeftover: info.SyncedLengthKnown,
+				Problem: fmt.Sprintf("manifest %s: its last record fails at offset %d (%d bytes, %s): %s",
+					info.Manifest, info.ValidLength, info.TailBytes, synced, info.TailProblem)})
 		}
 	}
 	return problems, nil

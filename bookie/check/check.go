@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -64,8 +65,9 @@ type Progress struct {
 // FindingKind says what a check found.
 type FindingKind uint8
 
-// The kinds of findings. All are problems but FindingTornTail and
-// FindingUnknownLedger, which are warnings.
+// The kinds of findings. All are problems but FindingTornTail,
+// FindingUnknownLedger, FindingIndexCrashLeftover and FindingStaleMarker,
+// which are warnings.
 const (
 	// FindingBadLog: an entry log that cannot be scanned at all (a bad
 	// header, a file that names another log).
@@ -101,6 +103,33 @@ const (
 	// of its current life: a copy from before the ledger was deleted,
 	// which the purge should have removed; reads would return it.
 	FindingBelowFloor
+	// FindingRefused: the storage refuses to open the directory: a
+	// migration from BookKeeper's RocksDB indexes is half done, or the
+	// directory holds BookKeeper data not converted yet. Nothing else is
+	// checked.
+	FindingRefused
+	// FindingBadLayout: a copy of the directory layout (current/LAYOUT)
+	// that does not decode: the storage refuses to open.
+	FindingBadLayout
+	// FindingBadIndexFile: damage in a file of an index (a table block, a
+	// WAL, the manifest) or files recovery set aside in lost/, as `db
+	// check` finds them (lsm.DB.CheckProblems).
+	FindingBadIndexFile
+	// FindingIndexCrashLeftover: what a crash leaves in an index and the
+	// next open cleans up without losing a synced write (a WAL's or the
+	// manifest's torn tail past its synced length, an orphan table the
+	// manifest proves unused). A warning.
+	FindingIndexCrashLeftover
+	// FindingBadStorageFile: a damaged file of the storage around the
+	// logs: lastId (not a log id as the storage writes it, or below the
+	// newest log's id), an entry log's ledgers map (does not decode,
+	// names another log, or disagrees with its log), the compaction
+	// marker (not a log id).
+	FindingBadStorageFile
+	// FindingStaleMarker: a migration marker without its whole text
+	// (what a crash while a migration wrote it leaves): the storage
+	// ignores it, `migrate` removes it. A warning.
+	FindingStaleMarker
 
 	numFindingKinds = iota + 1
 )
@@ -115,6 +144,13 @@ var findingNames = [numFindingKinds][2]string{
 	FindingBadIndexRecord: {"bad index record", "bad index records"},
 	FindingUnknownLedger:  {"location of a ledger the ledgers index does not hold", "locations of ledgers the ledgers index does not hold"},
 	FindingBelowFloor:     {"location below its ledger's floor", "locations below their ledger's floor"},
+
+	FindingRefused:            {"reason the storage refuses the directory", "reasons the storage refuses the directory"},
+	FindingBadLayout:          {"unreadable directory layout", "unreadable directory layouts"},
+	FindingBadIndexFile:       {"damaged index file", "damaged index files"},
+	FindingIndexCrashLeftover: {"crash leftover in an index", "crash leftovers in the indexes"},
+	FindingBadStorageFile:     {"damaged storage file", "damaged storage files"},
+	FindingStaleMarker:        {"migration marker without its text", "migration markers without their text"},
 }
 
 // String names the kind.
@@ -126,38 +162,54 @@ func (k FindingKind) String() string {
 }
 
 // Problem reports whether findings of this kind make a check fail.
-func (k FindingKind) Problem() bool { return k != FindingTornTail && k != FindingUnknownLedger }
+func (k FindingKind) Problem() bool {
+	switch k {
+	case FindingTornTail, FindingUnknownLedger, FindingIndexCrashLeftover, FindingStaleMarker:
+		return false
+	}
+	return true
+}
 
 // Finding is one thing a check found.
 type Finding struct {
 	Kind FindingKind
 	// Path is the entry log concerned (for a location, the log it names;
-	// "" for a bad index record); Offset the position in it of the record
-	// (its size field), and Unscanned the bytes after it that the scan
-	// could not read (log findings only).
+	// "" for a bad index record), or the file concerned (the findings of
+	// the files around the logs: an index's table, WAL or manifest, a
+	// LAYOUT copy, lastId, a ledgers map, a marker); Offset the position
+	// in the log of the record (its size field), and Unscanned the bytes
+	// after it that the scan could not read (log findings only).
 	Path              string
 	Offset, Unscanned int64
 	// LedgerID, EntryID and Location are the location concerned
 	// (location findings only); Key is the index key (bad index records).
 	LedgerID, EntryID, Location int64
 	Key                         []byte
-	// Err says what is wrong.
+	// Err says what is wrong; Why, if set, why it is a problem rather
+	// than what a crash leaves, or the reverse (entry-log findings).
 	Err error
+	Why string
 }
 
 // String prints the finding on one line. Err names the file and offset
-// (entry-log findings) or the entry and location (location findings).
+// (entry-log and file findings) or the entry and location (location
+// findings).
 func (f *Finding) String() string {
+	var s string
 	switch f.Kind {
 	case FindingMissingRecord, FindingDamagedEntry:
-		return fmt.Sprintf("%s: %v (%s)", f.Kind, f.Err, f.Path)
+		s = fmt.Sprintf("%s: %v (%s)", f.Kind, f.Err, f.Path)
 	case FindingUnknownLedger, FindingBelowFloor:
-		return fmt.Sprintf("%s: entry %d of ledger %d at %s: %v", f.Kind, f.EntryID, f.LedgerID, entrylog.FormatLocation(f.Location), f.Err)
+		s = fmt.Sprintf("%s: entry %d of ledger %d at %s: %v", f.Kind, f.EntryID, f.LedgerID, entrylog.FormatLocation(f.Location), f.Err)
 	case FindingBadIndexRecord:
-		return fmt.Sprintf("%s: key %s: %v", f.Kind, hex.EncodeToString(f.Key), f.Err)
+		s = fmt.Sprintf("%s: key %s: %v", f.Kind, hex.EncodeToString(f.Key), f.Err)
 	default:
-		return fmt.Sprintf("%s: %v", f.Kind, f.Err)
+		s = fmt.Sprintf("%s: %v", f.Kind, f.Err)
 	}
+	if f.Why != "" {
+		s += " (" + f.Why + ")"
+	}
+	return s
 }
 
 // Result describes a checked directory.
@@ -170,9 +222,10 @@ type Result struct {
 	Records, LogBytes int64
 	// Locations is the number of locations verified.
 	Locations int64
-	// Findings lists the entry logs' findings (at most one per log, by
-	// log id), then the first MaxFindings locations' findings, in key
-	// order.
+	// Findings lists the findings of the files around the logs (the
+	// layout, the markers, lastId, the indexes' files, the ledgers maps),
+	// then the entry logs' findings (at most one per log, by log id),
+	// then the first MaxFindings locations' findings, in key order.
 	Findings []Finding
 	// Duration is the time the check took.
 	Duration time.Duration
@@ -240,15 +293,29 @@ func (r *Result) Summary() string {
 	}
 }
 
-// Directory checks a ledger directory offline: it scans every entry
-// log to its end, reporting records that do not decode (file, offset),
-// and verifies every location of the entry location index: the record it
-// names must be its entry's (ledger and entry ids match) and intact
-// (checksum), its ledger must exist in the ledgers index, and it must not
-// be below the floor of the ledger's current life. A damaged tail that no
-// location reaches is a warning (a crash's torn write looks like that), as
-// is a location of a ledger the ledgers index does not hold (no read
-// reaches it); every other finding is a problem. It writes nothing.
+// Directory checks a ledger directory offline, everything the storage
+// reads when it opens the directory and serves from it:
+//
+//   - what makes the storage refuse the directory (a half-done migration,
+//     BookKeeper data not converted), every copy of LAYOUT, lastId and
+//     the compaction marker;
+//   - both indexes as `db check` verifies them (every block of every
+//     table, filters included; the WALs; the manifest; lost/);
+//   - every entry log to its end, each record's checksum, and the log's
+//     ledgers map against the log;
+//   - every location of the entry location index: the record it names
+//     must be its entry's (ledger and entry ids match) and intact
+//     (checksum), its ledger must exist in the ledgers index, and it must
+//     not be below the floor of the ledger's current life.
+//
+// Damage in an entry log is a problem where the log is known to have been
+// written whole (its ledgers map, or a BookKeeper log's, covers it), where
+// a location names a record at or after it, or where no interrupted write
+// explains it in a log other than the last. Only a log that was being
+// written when the storage stopped can end in a torn tail; such a tail
+// that no location reaches is a warning, as is a location of a ledger the
+// ledgers index does not hold (no read reaches it) and what a crash leaves
+// in an index; every other finding is a problem. It writes nothing.
 //
 // It holds the indexes' locks for its length, so it fails, saying so, on
 // a directory a running storage holds: run it on a closed storage. The
@@ -294,8 +361,20 @@ func Directory(opts Options) (*Result, error) {
 		},
 		start: start,
 	}
+	finish := func() (*Result, error) {
+		c.res.Findings = append(append(c.fileFindings, c.logFindings...), c.locationFindings...)
+		c.res.Duration = time.Since(start)
+		return c.res, nil
+	}
 
-	// The locks first: a running storage holds both indexes.
+	// What makes the storage refuse the directory before it reads
+	// anything else: then nothing else is what the storage would read.
+	if refused, err := c.checkMigration(current); err != nil {
+		return nil, err
+	} else if refused {
+		return finish()
+	}
+	// The locks next: a running storage holds both indexes.
 	locks, err := lockIndexes(o.FS, c.res.LocationsPath, filepath.Join(current, "ledgers"))
 	if err != nil {
 		return nil, err
@@ -305,19 +384,26 @@ func Directory(opts Options) (*Result, error) {
 			_ = l.Close()
 		}
 	}()
-	if c.ledgers, err = loadLedgers(o.FS, filepath.Join(current, "ledgers"), o.Logger); err != nil {
+	if err := c.checkLayouts(current); err != nil {
+		return nil, err
+	}
+	if c.ledgers, err = c.loadLedgers(filepath.Join(current, "ledgers")); err != nil {
 		return nil, err
 	}
 	if err := c.scanLogs(); err != nil {
+		return nil, err
+	}
+	if err := c.checkLastID(); err != nil {
+		return nil, err
+	}
+	if err := c.checkCompactionMarker(); err != nil {
 		return nil, err
 	}
 	if err := c.verifyLocations(&engine); err != nil {
 		return nil, err
 	}
 	c.classifyTails()
-	c.res.Findings = append(c.logFindings, c.locationFindings...)
-	c.res.Duration = time.Since(start)
-	return c.res, nil
+	return finish()
 }
 
 // lockIndexes takes the locks of the location index (which must exist)
@@ -350,18 +436,23 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 }
 
 // loadLedgers reads every record of the ledgers index at path, read-only
-// (the caller holds its lock); nil if there is none.
-func loadLedgers(fs vfs.FS, path string, logger *slog.Logger) (map[int64]ondisk.LedgerInfo, error) {
+// (the caller holds its lock), and checks its files; nil if there is
+// none.
+func (c *checker) loadLedgers(path string) (map[int64]ondisk.LedgerInfo, error) {
+	fs := c.opts.FS
 	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	opts := ondisk.LedgersEngineOptions(nil, logger)
+	opts := ondisk.LedgersEngineOptions(nil, c.opts.Logger)
 	opts.FS, opts.ReadOnly = fs, true
 	db, err := lsm.Open(path, &opts)
 	if err != nil {
 		return nil, errors.Wrapf(err, "bookie: check: opening the ledgers index %s", path)
 	}
 	defer db.Close()
+	if err := c.checkIndexFiles(db, path); err != nil {
+		return nil, err
+	}
 	ledgers := map[int64]ondisk.LedgerInfo{}
 	if err := ondisk.ScanLedgers(db, path, func(id int64, info ondisk.LedgerInfo) { ledgers[id] = info }); err != nil {
 		return nil, err
@@ -369,13 +460,33 @@ func loadLedgers(fs vfs.FS, path string, logger *slog.Logger) (map[int64]ondisk.
 	return ledgers, nil
 }
 
+// checkIndexFiles lists what `db check` finds in the files of the index
+// db at path.
+func (c *checker) checkIndexFiles(db *lsm.DB, path string) error {
+	problems, err := db.CheckProblems()
+	if err != nil {
+		return errors.Wrapf(err, "bookie: check: checking %s", path)
+	}
+	for _, p := range problems {
+		kind := FindingBadIndexFile
+		if p.CrashLeftover {
+			kind = FindingIndexCrashLeftover
+		}
+		c.addFile(Finding{Kind: kind, Path: p.Path, Err: errors.New(p.Problem)})
+	}
+	return nil
+}
+
 // checker is one Directory.
 type checker struct {
 	opts  *Options
 	res   *Result
 	start time.Time
+	// logIDs are the entry logs' ids, ascending.
+	logIDs []int64
 	// tails are the logs whose scan stopped before their end, or that
-	// could not be scanned, by log id.
+	// could not be scanned, or that are shorter than their ledgers map
+	// says, by log id.
 	tails []logTail
 	// lastNamed is, per log, the greatest record offset (of its size
 	// field) a location names.
@@ -384,7 +495,7 @@ type checker struct {
 	// without a ledgers index.
 	ledgers map[int64]ondisk.LedgerInfo
 	// The findings, by where they were found.
-	logFindings, locationFindings []Finding
+	fileFindings, logFindings, locationFindings []Finding
 }
 
 // logTail is where the scan of a log stopped before its end; unreadable
@@ -394,12 +505,30 @@ type logTail struct {
 	path                     string
 	err                      error
 	unreadable               bool
+	// whole is where the log is known to have been written whole up to
+	// (its ledgers map's size, a BookKeeper log's map offset), 0 if
+	// unknown; wholeWhy says how it is known.
+	whole    int64
+	wholeWhy string
+	// last: the newest log of the directory, the only one a crash can
+	// have left with a torn tail (any later start writes a new log).
+	last bool
+	// shape says, for a log other than the last, what the bytes from
+	// offset look like, and shapeWhy why.
+	shape    entrylog.TailShape
+	shapeWhy string
 }
 
 // addLog records a finding of an entry log's scan.
 func (c *checker) addLog(f Finding) {
 	c.res.counts[f.Kind]++
 	c.logFindings = append(c.logFindings, f)
+}
+
+// addFile records a finding of a file around the logs.
+func (c *checker) addFile(f Finding) {
+	c.res.counts[f.Kind]++
+	c.fileFindings = append(c.fileFindings, f)
 }
 
 // addLocation records a finding of a location, listing it while there is
@@ -417,25 +546,142 @@ func (c *checker) progress() {
 	}
 }
 
-// scanLogs scans every entry log to its end (or its first bad record).
+// checkMigration runs the storage's own guards against a half-done
+// migration and unconverted BookKeeper data (ondisk, as Open does), and
+// notes a migration marker without its text; refused reports that the
+// storage would refuse the directory.
+func (c *checker) checkMigration(current string) (refused bool, err error) {
+	fs, o := c.opts.FS, c.opts
+	for _, err := range []error{ondisk.CheckNoMigrationInProgress(fs, o.IndexDir), ondisk.CheckConverted(fs, o.LedgerDir, o.IndexDir)} {
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, ondisk.ErrUnconverted) && !errors.Is(err, ondisk.ErrMigrationInProgress) {
+			return false, errors.Wrap(err, "bookie: check")
+		}
+		c.addFile(Finding{Kind: FindingRefused, Path: current, Err: err})
+		return true, nil
+	}
+	marker := filepath.Join(current, ondisk.MigrateMarker)
+	if _, err := fs.Stat(marker); err == nil {
+		c.addFile(Finding{Kind: FindingStaleMarker, Path: marker,
+			Err: errors.Newf("%s exists without its text: a migration that a crash interrupted while it wrote it; the storage ignores it and `bookie-index migrate` removes it", marker)})
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, errors.Wrap(err, "bookie: check")
+	}
+	return false, nil
+}
+
+// checkLayouts decodes every copy of the directory layout the directory
+// pair holds (ondisk.ReadLayout, as the storage's layout guard reads
+// them). Whether the copies agree with each other and with the
+// configured list is the whole storage's matter (bookie.CheckLayout).
+func (c *checker) checkLayouts(indexCurrent string) error {
+	dirs := []string{c.res.LogDir}
+	if indexCurrent != c.res.LogDir {
+		dirs = append(dirs, indexCurrent)
+	}
+	for _, dir := range dirs {
+		_, err := ondisk.ReadLayout(c.opts.FS, dir)
+		switch {
+		case err == nil:
+		case errors.Is(err, ondisk.ErrLayoutCorrupt):
+			c.addFile(Finding{Kind: FindingBadLayout, Path: filepath.Join(dir, ondisk.LayoutFileName), Err: err})
+		default:
+			return errors.Wrap(err, "bookie: check")
+		}
+	}
+	return nil
+}
+
+// checkLastID checks lastId: a log id, written as the storage writes it
+// (lower-case hexadecimal and a newline), at or above every log's id (it
+// is written before the log is created). The storage refuses to open
+// when it is not a log id.
+func (c *checker) checkLastID() error {
+	fs, dir := c.opts.FS, c.res.LogDir
+	path := filepath.Join(dir, entrylog.LastIDFileName)
+	id, ok, err := entrylog.ReadLastID(fs, dir)
+	switch {
+	case errors.Is(err, entrylog.ErrCorruption):
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: err})
+		return nil
+	case err != nil:
+		return errors.Wrap(err, "bookie: check")
+	case !ok:
+		return nil
+	}
+	data, err := readSmallFile(fs, path)
+	if err != nil {
+		return err
+	}
+	if want := strconv.FormatInt(id, 16) + "\n"; string(data) != want {
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
+			Err: errors.Newf("%s holds %q, not %q as the storage writes log id %#x: damaged", path, data, want, id)})
+		return nil
+	}
+	if n := len(c.logIDs); n > 0 && c.logIDs[n-1] > id {
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
+			Err: errors.Newf("%s names log %#x, below log %#x, which exists: the storage records a log's id there before it creates the log", path, id, c.logIDs[n-1])})
+	}
+	return nil
+}
+
+// checkCompactionMarker checks the garbage collector's compaction marker,
+// if there is one: a log id, as the storage writes it. The storage
+// finishes the compaction it names at its next open.
+func (c *checker) checkCompactionMarker() error {
+	fs, dir := c.opts.FS, c.res.LogDir
+	path := filepath.Join(dir, ondisk.CompactionMarkerName)
+	id, ok, err := ondisk.ReadCompactionMarker(fs, dir)
+	switch {
+	case errors.Is(err, entrylog.ErrCorruption):
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: err})
+		return nil
+	case err != nil:
+		return errors.Wrap(err, "bookie: check")
+	case !ok:
+		return nil
+	}
+	data, err := readSmallFile(fs, path)
+	if err != nil {
+		return err
+	}
+	if want := string(ondisk.EncodeCompactionMarker(id)); string(data) != want {
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
+			Err: errors.Newf("%s holds %q, not %q as the storage writes log id %#x: damaged", path, data, want, id)})
+	}
+	return nil
+}
+
+// readSmallFile reads a file of a few bytes (lastId, a marker), at most
+// 64 of them.
+func readSmallFile(fs vfs.FS, path string) ([]byte, error) {
+	f, err := fs.Open(path)
+	if err != nil {
+		return nil, errors.Wrap(err, "bookie: check")
+	}
+	defer f.Close()
+	buf := make([]byte, 64)
+	n, err := f.ReadAt(buf, 0)
+	if n == 0 && err != nil && !errors.Is(err, io.EOF) {
+		return nil, errors.Wrapf(err, "bookie: check: reading %s", path)
+	}
+	return buf[:n], nil
+}
+
+// scanLogs scans every entry log to its end (or its first bad record),
+// and checks its ledgers map.
 func (c *checker) scanLogs() error {
 	fs, dir := c.opts.FS, c.res.LogDir
 	ids, err := entrylog.ListLogs(fs, dir)
 	if err != nil {
 		return errors.Wrap(err, "bookie: check: no entry logs to read")
 	}
+	c.logIDs = ids
 	for i, id := range ids {
-		path := filepath.Join(dir, entrylog.LogFileName(id))
-		scan, err := entrylog.Scan(fs, path, func(*entrylog.Record) error { return nil })
-		c.res.LogBytes += scan.Size
-		c.res.Records += scan.Records
-		switch {
-		case errors.Is(err, entrylog.ErrCorruption):
-			c.tails = append(c.tails, logTail{logID: id, path: path, err: err, unreadable: true})
-		case err != nil:
-			return errors.Wrap(err, "bookie: check")
-		case scan.Tail != nil:
-			c.tails = append(c.tails, logTail{logID: id, offset: scan.ValidEnd, unscanned: scan.Size - scan.ValidEnd, path: path, err: scan.Tail})
+		if err := c.scanLog(id, i == len(ids)-1); err != nil {
+			return err
 		}
 		if c.opts.Progress != nil {
 			c.opts.Progress(Progress{LogsDone: i + 1, Logs: len(ids), Records: c.res.Records, Elapsed: time.Since(c.start)})
@@ -445,14 +691,145 @@ func (c *checker) scanLogs() error {
 	return nil
 }
 
-// verifyLocations reads the record every location names.
+// scanLog scans one log and checks it against its ledgers map.
+func (c *checker) scanLog(id int64, last bool) error {
+	fs, dir := c.opts.FS, c.res.LogDir
+	path := filepath.Join(dir, entrylog.LogFileName(id))
+	m, err := c.readLedgersMap(id)
+	if err != nil {
+		return err
+	}
+	// The usage of the records the map covers, to compare with it.
+	usage := map[int64]int64{}
+	boundary := m == nil || m.Size == entrylog.HeaderSize
+	scan, err := entrylog.Scan(fs, path, func(r *entrylog.Record) error {
+		end := entrylog.LocationOffset(r.Location) - entrylog.SizeFieldSize + r.Size
+		if m != nil && end <= m.Size {
+			usage[r.LedgerID] += r.Size
+			boundary = boundary || end == m.Size
+		}
+		return nil
+	})
+	c.res.LogBytes += scan.Size
+	c.res.Records += scan.Records
+	switch {
+	case errors.Is(err, entrylog.ErrCorruption):
+		c.tails = append(c.tails, logTail{logID: id, path: path, err: err, unreadable: true})
+		return nil
+	case err != nil:
+		return errors.Wrap(err, "bookie: check")
+	}
+	t := logTail{logID: id, path: path, last: last, offset: scan.ValidEnd, unscanned: scan.Size - scan.ValidEnd, err: scan.Tail}
+	switch {
+	case scan.Format == entrylog.FormatBKLO:
+		// Upstream appends a rotated log's ledgers map after its last
+		// entry and then points the header at it: the entries before it
+		// were written whole.
+		h, err := entrylog.ReadBKHeader(fs, path)
+		if err != nil {
+			return errors.Wrap(err, "bookie: check")
+		}
+		if h.LedgersMapOffset >= entrylog.HeaderSize {
+			t.whole = h.LedgersMapOffset
+			t.wholeWhy = fmt.Sprintf("its header names a ledgers map at offset %d: BookKeeper rotated the log, whole", h.LedgersMapOffset)
+		}
+	case m != nil:
+		// Written after the log was synced whole (rotation, Close) or
+		// after a scan (the garbage collector's, up to where it stopped).
+		// Of a BookKeeper log (above), the map is the collector's copy of
+		// upstream's: only whether it decodes is checked.
+		t.whole = m.Size
+		t.wholeWhy = fmt.Sprintf("its ledgers map %s says it was written whole up to offset %d", entrylog.MetadataFileName(id), m.Size)
+		c.compareLedgersMap(id, m, usage, boundary, scan)
+	}
+	switch {
+	case scan.Tail != nil:
+	case t.whole > scan.Size:
+		// Cut at a record boundary: a scan sees nothing wrong.
+		t.err = errors.Wrapf(entrylog.ErrCorruption, "entrylog: %s: the log ends at offset %d", path, scan.Size)
+		t.offset, t.unscanned = scan.Size, 0
+	default:
+		return nil
+	}
+	switch {
+	case last || t.offset < t.whole || scan.Tail == nil:
+	case t.offset < entrylog.HeaderSize:
+		t.shape, t.shapeWhy = entrylog.TailCut, "the log is shorter than its header: its creation was cut short"
+	default:
+		if t.shape, t.shapeWhy, err = entrylog.ExamineTail(fs, path, t.offset); err != nil {
+			return errors.Wrap(err, "bookie: check")
+		}
+	}
+	c.tails = append(c.tails, t)
+	return nil
+}
+
+// readLedgersMap reads log id's ledgers map (the garbage collector's side
+// file), noting one that does not decode or names another log; nil if
+// there is none or it is unusable.
+func (c *checker) readLedgersMap(id int64) (*entrylog.Metadata, error) {
+	path := filepath.Join(c.res.LogDir, entrylog.MetadataFileName(id))
+	m, err := entrylog.ReadMetadata(c.opts.FS, path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, entrylog.ErrCorruption):
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: err})
+		return nil, nil
+	case err != nil:
+		return nil, errors.Wrap(err, "bookie: check")
+	case m.LogID != id:
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: errors.Newf("%s names log %#x at offset 8", path, m.LogID)})
+		return nil, nil
+	}
+	return m, nil
+}
+
+// compareLedgersMap checks that log id's ledgers map m says what the log
+// holds: the garbage collector removes a log when the ledgers of its map
+// are gone, so a map missing a ledger would lose its entries. usage is
+// the scan's, of the records up to m.Size; boundary says a record ends
+// at m.Size.
+func (c *checker) compareLedgersMap(id int64, m *entrylog.Metadata, usage map[int64]int64, boundary bool, scan entrylog.ScanResult) {
+	path := filepath.Join(c.res.LogDir, entrylog.MetadataFileName(id))
+	bad := func(format string, args ...any) {
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: errors.Newf("%s: "+format, append([]any{path}, args...)...)})
+	}
+	switch {
+	case scan.ValidEnd < m.Size:
+		return // the log's damage is reported
+	case scan.ValidEnd > m.Size:
+		bad("covers the log up to offset %d, but its records go on to offset %d: garbage collection would not see the ledgers after it", m.Size, scan.ValidEnd)
+		return
+	case !boundary:
+		bad("covers the log up to offset %d, inside a record", m.Size)
+		return
+	}
+	for _, u := range m.Ledgers {
+		if n := usage[u.LedgerID]; n != u.Bytes {
+			bad("ledger %d has %d bytes in the map, %d in the log", u.LedgerID, u.Bytes, n)
+			return
+		}
+		delete(usage, u.LedgerID)
+	}
+	for ledger, n := range usage {
+		bad("ledger %d has %d bytes in the log and none in the map: garbage collection would not keep them", ledger, n)
+		return
+	}
+}
+
+// verifyLocations reads the record every location names, after checking
+// the index's files.
 func (c *checker) verifyLocations(engine *lsm.Options) error {
 	db, err := lsm.Open(c.res.LocationsPath, engine)
 	if err != nil {
 		return errors.Wrapf(err, "bookie: check: opening the entry location index %s", c.res.LocationsPath)
 	}
 	defer db.Close()
-	logs, err := entrylog.Open(c.res.LogDir, &entrylog.Options{FS: c.opts.FS, Logger: c.opts.Logger})
+	if err := c.checkIndexFiles(db, c.res.LocationsPath); err != nil {
+		return err
+	}
+	logs, err := entrylog.Open(c.res.LogDir, &entrylog.Options{FS: c.opts.FS, Logger: c.opts.Logger, ReadOnly: true})
 	if err != nil {
 		return errors.Wrap(err, "bookie: check")
 	}
@@ -530,17 +907,38 @@ func (c *checker) verifyLocation(logs *entrylog.Logger, key, value []byte) error
 }
 
 // classifyTails reports the unreadable logs and where the scans of logs
-// stopped: damage if a location names a record at or after that offset
-// (the index names only synced bytes, and a log is written in order, so
-// the bytes there were synced), else a torn tail.
+// stopped. Damage, where:
+//   - the log is known to have been written whole past that offset (its
+//     ledgers map covers it; BookKeeper's map follows it);
+//   - a location names a record at or after it (the index names only
+//     synced bytes, and a log is written in order, so the bytes there were
+//     synced);
+//   - the log is not the newest and no interrupted write explains the
+//     bytes there (entrylog.ExamineTail): the storage writes each log
+//     once, in order, and a crash or a failed write can cut short only
+//     the record being written.
+//
+// Else a torn tail: the newest log may have been the one being written
+// when the storage stopped, and any log may end in a record a crash or a
+// failed write cut short.
 func (c *checker) classifyTails() {
 	for _, t := range c.tails {
-		kind := FindingTornTail
-		if last, ok := c.lastNamed[t.logID]; t.unreadable {
-			kind = FindingBadLog
-		} else if ok && last >= t.offset {
-			kind = FindingDamagedRecord
+		f := Finding{Kind: FindingTornTail, Path: t.path, Offset: t.offset, Unscanned: t.unscanned, Err: t.err}
+		last, named := c.lastNamed[t.logID]
+		switch {
+		case t.unreadable:
+			f.Kind = FindingBadLog
+		case t.offset < t.whole:
+			f.Kind, f.Why = FindingDamagedRecord, t.wholeWhy
+		case named && last >= t.offset:
+			f.Kind = FindingDamagedRecord
+		case t.last:
+			f.Why = "the newest log: it may have been the one being written when the storage stopped"
+		case t.shape == entrylog.TailDamaged:
+			f.Kind, f.Why = FindingDamagedRecord, "not the newest log, and "+t.shapeWhy
+		default:
+			f.Why = t.shapeWhy
 		}
-		c.addLog(Finding{Kind: kind, Path: t.path, Offset: t.offset, Unscanned: t.unscanned, Err: t.err})
+		c.addLog(f)
 	}
 }

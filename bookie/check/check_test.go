@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -327,11 +328,23 @@ var (
 // TestCheckRandomFlips flips one random byte of one random entry log at a
 // time and checks that the check reports exactly what a model of the logs
 // says: nothing for the header's zero padding (no checksum covers it); an
-// unreadable log for the rest of the header; otherwise the record hit, as
-// damage if the index names a record at or after it and as a torn tail if
-// not, and the location of that record if the index names it. The other
-// locations are intact and not reported.
+// unreadable log for the rest of the header; otherwise the record hit. It
+// is damage when the log's ledgers map says the log was written whole
+// (every log a storage closed cleanly has one), when the index names a
+// record at or after it, or when the log is not the newest (a flipped
+// byte leaves a whole record that fails its checksum, or a size field that
+// one corrected byte makes whole again: no interrupted write leaves that);
+// a torn tail only in the newest log without a map, when nothing after it
+// is named. And the location of that record if the index names it. The
+// other locations are intact and not reported. The subtest without maps
+// is a storage whose maps a crash lost (they are written lazily).
 func TestCheckRandomFlips(t *testing.T) {
+	for _, maps := range []bool{true, false} {
+		t.Run(fmt.Sprintf("maps=%v", maps), func(t *testing.T) { testCheckRandomFlips(t, maps) })
+	}
+}
+
+func testCheckRandomFlips(t *testing.T, maps bool) {
 	seed := *checkFlipSeed
 	if seed == 0 {
 		seed = time.Now().UnixNano()
@@ -340,7 +353,7 @@ func TestCheckRandomFlips(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	f := newCheckFixture(t)
 	// And a last log that only a deleted ledger wrote: nothing names its
-	// records, so damage there is a torn tail.
+	// records, so without its map damage there is a torn tail.
 	s, err := bookie.Open(f.options())
 	require.NoError(t, err)
 	for e := int64(0); e < 20; e++ {
@@ -354,6 +367,14 @@ func TestCheckRandomFlips(t *testing.T) {
 	logDir := filepath.Join(f.dir, "current")
 	ids, err := entrylog.ListLogs(vfs.Default, logDir)
 	require.NoError(t, err)
+	for _, id := range ids {
+		path := filepath.Join(logDir, entrylog.MetadataFileName(id))
+		_, err := os.Stat(path)
+		require.NoError(t, err, "a closed storage leaves a ledgers map for every log")
+		if !maps {
+			require.NoError(t, os.Remove(path))
+		}
+	}
 
 	// The model: every record of every log, and whether the index names it.
 	ix, err := entrylocation.Open(f.locationsPath(), &entrylocation.Options{Engine: storagetest.SmallEngine()})
@@ -410,15 +431,14 @@ func TestCheckRandomFlips(t *testing.T) {
 				}
 			}
 			require.NotZero(t, hit.end, what)
-			want := FindingTornTail
-			if laterNamed {
-				want = FindingDamagedRecord
-			} else {
+			want := FindingDamagedRecord
+			if !maps && !laterNamed && id == ids[len(ids)-1] {
+				want = FindingTornTail
 				torn++
 			}
 			logFindings := append(findings(res, FindingDamagedRecord), findings(res, FindingTornTail)...)
 			require.Len(t, logFindings, 1, "%s: %v", what, res.Findings)
-			require.Equal(t, want, logFindings[0].Kind, what)
+			require.Equal(t, want, logFindings[0].Kind, "%s: %v", what, logFindings[0].String())
 			require.Equal(t, hit.start, logFindings[0].Offset, what)
 			locs := append(findings(res, FindingDamagedEntry), findings(res, FindingMissingRecord)...)
 			if hit.named {
@@ -466,15 +486,37 @@ func TestCheckIOErrors(t *testing.T) {
 	}
 }
 
-// TestCheckBadLastID: a damaged lastId file stops the check with an error
-// naming it.
+// TestCheckBadLastID: a lastId that is not a log id (the storage refuses
+// to open), one not written as the storage writes it, and one below the
+// newest log's id are problems naming the file; the rest is checked.
 func TestCheckBadLastID(t *testing.T) {
 	f := newCheckFixture(t)
 	path := filepath.Join(f.dir, "current", "lastId")
-	require.NoError(t, os.WriteFile(path, []byte("zz\n"), 0o644))
-	_, err := Directory(Options{LedgerDir: f.dir, Engine: storagetest.SmallEngine()})
-	require.ErrorIs(t, err, entrylog.ErrCorruption)
-	require.ErrorContains(t, err, path)
+	good, err := os.ReadFile(path)
+	require.NoError(t, err)
+	ids, err := entrylog.ListLogs(vfs.Default, filepath.Join(f.dir, "current"))
+	require.NoError(t, err)
+	newest := ids[len(ids)-1]
+	require.Equal(t, strconv.FormatInt(newest, 16)+"\n", string(good))
+	for _, tc := range []struct{ content, want string }{
+		{"zz\n", `holds "zz\n", not a log id: entry log corruption`},
+		{"", `holds "", not a log id`},
+		{strings.ToUpper(string(good)) + " ", `not "` + strconv.FormatInt(newest, 16) + `\n" as the storage writes log id`},
+		{strconv.FormatInt(newest-1, 16) + "\n", fmt.Sprintf("names log %#x, below log %#x, which exists", newest-1, newest)},
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o644))
+		res := f.check(t)
+		bad := findings(res, FindingBadStorageFile)
+		require.Len(t, bad, 1, "%q: %v", tc.content, res.Findings)
+		require.Equal(t, path, bad[0].Path)
+		require.Contains(t, bad[0].String(), path)
+		require.Contains(t, bad[0].String(), tc.want)
+		require.EqualValues(t, 1, res.Problems(), "%q: the rest is clean: %v", tc.content, res.Findings)
+		require.EqualValues(t, 3*checkLedgerEntries, res.Locations, "%q", tc.content)
+	}
+	// A lastId above every log (the newest logs were removed) is right.
+	require.NoError(t, os.WriteFile(path, []byte(strconv.FormatInt(newest+5, 16)+"\n"), 0o644))
+	require.Empty(t, f.check(t).Findings)
 }
 
 // TestCheckLedgersIndex: a location of a ledger the ledgers index does not

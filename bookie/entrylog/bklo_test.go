@@ -115,7 +115,7 @@ func writeBKDir(t testing.TB, fs vfs.FS, dir string, torn bool) []bkEntry {
 	}
 	writeFile(t, fs, filepath.Join(dir, LogFileName(0)), l0.b)
 	writeFile(t, fs, filepath.Join(dir, LogFileName(1)), l1.b)
-	writeFile(t, fs, filepath.Join(dir, lastIDFileName), []byte("1\n"))
+	writeFile(t, fs, filepath.Join(dir, LastIDFileName), []byte("1\n"))
 	return entries
 }
 
@@ -214,7 +214,7 @@ func TestBKLOReadScan(t *testing.T) {
 func TestBKLONextIDFromLastID(t *testing.T) {
 	fs := vfs.NewMem()
 	writeBKDir(t, fs, "d", false)
-	writeFile(t, fs, "d/"+lastIDFileName, []byte("1f\n"))
+	writeFile(t, fs, "d/"+LastIDFileName, []byte("1f\n"))
 	l, err := Open("d", &Options{FS: fs})
 	require.NoError(t, err)
 	defer l.Close()
@@ -633,7 +633,7 @@ func TestBKLOMetadata(t *testing.T) {
 	}
 	require.Equal(t, want, got)
 	for id := int64(0); id < 2; id++ {
-		back, err := readMetadata(fs, filepath.Join("d", MetadataFileName(id)))
+		back, err := ReadMetadata(fs, filepath.Join("d", MetadataFileName(id)))
 		require.NoError(t, err, "log %d", id)
 		require.Equal(t, id, back.LogID)
 	}

@@ -120,7 +120,7 @@ func TestEntryLogV1(t *testing.T) {
 				require.NoError(t, err)
 				lines = append(lines, fmt.Sprintf("%s %d bytes", n.Name(), info.Size()))
 			}
-			last, err := os.ReadFile(filepath.Join(v1Dir, lastIDFileName))
+			last, err := os.ReadFile(filepath.Join(v1Dir, LastIDFileName))
 			require.NoError(t, err)
 			lines = append(lines, fmt.Sprintf("lastId holds %q", last))
 			return strings.Join(lines, "\n")

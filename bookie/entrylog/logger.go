@@ -1,6 +1,7 @@
 package entrylog
 
 import (
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,9 +18,9 @@ import (
 // DefaultWriteBufferSize is the default size of the write buffer.
 const DefaultWriteBufferSize = 64 << 10
 
-// lastIDFileName is the file that records the id of the last log created,
-// in hexadecimal, as upstream's "lastId".
-const lastIDFileName = "lastId"
+// LastIDFileName is the file that records the id of the last log created,
+// in lower-case hexadecimal and a newline, as upstream's "lastId".
+const LastIDFileName = "lastId"
 
 // Options configure a Logger. Zero fields mean their defaults.
 type Options struct {
@@ -35,6 +36,11 @@ type Options struct {
 	WriteBufferSize int
 	// Logger receives log creation and failure lines. Default: discarded.
 	Logger *slog.Logger
+	// ReadOnly opens the logs for reading only, as an offline tool does:
+	// Open creates nothing and does not read lastId (no log will be
+	// created), and the calls that write fail with an error matching
+	// ErrInvalidArgument.
+	ReadOnly bool
 }
 
 func (o *Options) resolve() (Options, error) {
@@ -133,6 +139,10 @@ func Open(dir string, opts *Options) (*Logger, error) {
 		return nil, err
 	}
 	l := &Logger{dir: dir, fs: o.FS, opts: o, log: o.Logger.With("dir", dir), readers: map[int64]*readLog{}}
+	l.mu.rotated = map[int64]*Metadata{}
+	if o.ReadOnly {
+		return l, nil
+	}
 	if err := l.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, errors.Wrapf(err, "entrylog: creating %s", dir)
 	}
@@ -144,20 +154,22 @@ func Open(dir string, opts *Options) (*Logger, error) {
 	if len(ids) > 0 {
 		next = ids[len(ids)-1] + 1
 	}
-	if last, ok, err := l.readLastID(); err != nil {
+	if last, ok, err := ReadLastID(l.fs, dir); err != nil {
 		return nil, err
 	} else if ok {
 		next = max(next, last+1)
 	}
 	l.mu.nextID = next
-	l.mu.rotated = map[int64]*Metadata{}
 	return l, nil
 }
 
-// readLastID reads the lastId file, if there is one.
-func (l *Logger) readLastID() (int64, bool, error) {
-	path := filepath.Join(l.dir, lastIDFileName)
-	f, err := l.fs.Open(path)
+// ReadLastID reads the lastId file of dir, if there is one (ok false if
+// not). Its bytes must be a log id in hexadecimal, surrounded by white
+// space at most; anything else is an error matching ErrCorruption naming
+// the file.
+func ReadLastID(fs vfs.FS, dir string) (id int64, ok bool, err error) {
+	path := filepath.Join(dir, LastIDFileName)
+	f, err := fs.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil
 	}
@@ -167,7 +179,7 @@ func (l *Logger) readLastID() (int64, bool, error) {
 	defer f.Close()
 	buf := make([]byte, 32)
 	n, err := f.ReadAt(buf, 0)
-	if n == 0 && err != nil {
+	if n == 0 && err != nil && err != io.EOF {
 		return 0, false, errors.Wrapf(err, "entrylog: reading %s", path)
 	}
 	id, perr := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 16, 64)
@@ -204,6 +216,9 @@ func (l *Logger) LogPath(id int64) string { return filepath.Join(l.dir, LogFileN
 func (l *Logger) AddEntry(ledgerID, entryID int64, payload []byte) (int64, error) {
 	if len(payload) > MaxPayloadSize {
 		return 0, errors.Wrapf(ErrInvalidArgument, "entrylog: payload of %d bytes for entry %d of ledger %d is larger than the maximum %d", len(payload), entryID, ledgerID, MaxPayloadSize)
+	}
+	if l.opts.ReadOnly {
+		return 0, errors.Wrap(ErrInvalidArgument, "entrylog: AddEntry on logs open read-only")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -303,8 +318,8 @@ func (l *Logger) newLogLocked() error {
 	if id > MaxLogID {
 		return errors.Newf("entrylog: log id %#x would exceed the maximum %#x", id, MaxLogID)
 	}
-	if err := replaceFile(l.fs, filepath.Join(l.dir, lastIDFileName), []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
-		return errors.Wrapf(err, "entrylog: recording log id %#x in %s", id, lastIDFileName)
+	if err := replaceFile(l.fs, filepath.Join(l.dir, LastIDFileName), []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
+		return errors.Wrapf(err, "entrylog: recording log id %#x in %s", id, LastIDFileName)
 	}
 	// From here the id is used, whatever happens to the log.
 	l.mu.nextID++

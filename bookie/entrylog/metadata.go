@@ -158,6 +158,9 @@ func DecodeMetadata(b []byte) (*Metadata, error) {
 // writeMetadata persists a log's ledgers map. A failure is only logged:
 // the garbage collector rebuilds a missing map by scanning.
 func (l *Logger) writeMetadata(m *Metadata) {
+	if l.opts.ReadOnly {
+		return
+	}
 	path := filepath.Join(l.dir, MetadataFileName(m.LogID))
 	if err := replaceFile(l.fs, path, EncodeMetadata(m)); err != nil {
 		l.log.Warn("writing the ledgers map of an entry log failed; garbage collection will scan the log instead", "id", m.LogID, "path", path, "err", err)
@@ -185,7 +188,7 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 		return m, nil
 	}
 	path := filepath.Join(l.dir, MetadataFileName(id))
-	m, err := readMetadata(l.fs, path)
+	m, err := ReadMetadata(l.fs, path)
 	if err == nil && m.LogID == id {
 		return m, nil
 	}
@@ -211,8 +214,10 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 	return m, nil
 }
 
-// readMetadata reads and decodes the ledgers map at path.
-func readMetadata(fs vfs.FS, path string) (*Metadata, error) {
+// ReadMetadata reads and decodes the ledgers map at path (a missing file
+// is an error matching os.ErrNotExist; one that does not decode, an error
+// matching ErrCorruption naming the file and the offset).
+func ReadMetadata(fs vfs.FS, path string) (*Metadata, error) {
 	f, err := fs.Open(path)
 	if err != nil {
 		return nil, err
@@ -283,6 +288,9 @@ func (l *Logger) RemoveLog(id int64) error {
 // RemoveOrphanMetadata removes the ledgers maps whose log is gone (a
 // crash between the removal of a log and that of its map).
 func (l *Logger) RemoveOrphanMetadata() error {
+	if l.opts.ReadOnly {
+		return errors.Wrap(ErrInvalidArgument, "entrylog: RemoveOrphanMetadata on logs open read-only")
+	}
 	names, err := l.fs.List(l.dir)
 	if err != nil {
 		return errors.Wrapf(err, "entrylog: listing %s", l.dir)

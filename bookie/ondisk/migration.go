@@ -121,7 +121,7 @@ func ReadyMarker(fs vfs.FS, current string) (bool, error) {
 // (X.rocksdb-backup) is. Opening would create an empty index in its place
 // and answer "no ledger" for ledgers that exist, and the next GC cycle
 // would remove their entry logs. `bookie-index migrate` finishes the
-// switch.
+// switch. The refusals match ErrMigrationInProgress.
 func CheckNoMigrationInProgress(fs vfs.FS, indexDir string) error {
 	current := filepath.Join(indexDir, "current")
 	pending, err := ReadyMarker(fs, current)
@@ -129,7 +129,7 @@ func CheckNoMigrationInProgress(fs vfs.FS, indexDir string) error {
 		return err
 	}
 	if pending {
-		return errors.Newf("bookie: refusing to open %s: a migration from BookKeeper's RocksDB indexes is half done (%s exists): "+
+		return errors.Wrapf(ErrMigrationInProgress, "bookie: refusing to open %s: a migration from BookKeeper's RocksDB indexes is half done (%s exists): "+
 			"run `bookie-index migrate --conf FILE` again to finish it", current, filepath.Join(current, MigrateMarker))
 	}
 	for _, name := range []string{"locations", "ledgers"} {
@@ -146,7 +146,7 @@ func CheckNoMigrationInProgress(fs vfs.FS, indexDir string) error {
 				return err
 			}
 			if exists {
-				return errors.Newf("bookie: refusing to open %s: %s is missing but %s exists (an interrupted migration): "+
+				return errors.Wrapf(ErrMigrationInProgress, "bookie: refusing to open %s: %s is missing but %s exists (an interrupted migration): "+
 					"run `bookie-index migrate --conf FILE` to finish it, or restore %s", current, path, left, path)
 			}
 		}
