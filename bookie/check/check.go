@@ -437,7 +437,7 @@ func lockIndexes(fs vfs.FS, locations, ledgers string) ([]io.Closer, error) {
 
 // loadLedgers reads every record of the ledgers index at path, read-only
 // (the caller holds its lock), and checks its files; nil if there is
-// none.
+// none, or if damage keeps it from being read whole (a finding).
 func (c *checker) loadLedgers(path string) (map[int64]ondisk.LedgerInfo, error) {
 	fs := c.opts.FS
 	if _, err := fs.Stat(path); errors.Is(err, os.ErrNotExist) {
@@ -447,7 +447,7 @@ func (c *checker) loadLedgers(path string) (map[int64]ondisk.LedgerInfo, error) 
 	opts.FS, opts.ReadOnly = fs, true
 	db, err := lsm.Open(path, &opts)
 	if err != nil {
-		return nil, errors.Wrapf(err, "bookie: check: opening the ledgers index %s", path)
+		return nil, c.indexUnreadable(err, path, "opening the ledgers index %s", path)
 	}
 	defer db.Close()
 	if err := c.checkIndexFiles(db, path); err != nil {
@@ -455,7 +455,9 @@ func (c *checker) loadLedgers(path string) (map[int64]ondisk.LedgerInfo, error) 
 	}
 	ledgers := map[int64]ondisk.LedgerInfo{}
 	if err := ondisk.ScanLedgers(db, path, func(id int64, info ondisk.LedgerInfo) { ledgers[id] = info }); err != nil {
-		return nil, err
+		// Without every record, the locations are not checked against
+		// the ledgers index.
+		return nil, c.indexUnreadable(err, path, "reading the ledgers index %s after %d records", path, len(ledgers))
 	}
 	return ledgers, nil
 }
@@ -821,12 +823,14 @@ func (c *checker) compareLedgersMap(id int64, m *entrylog.Metadata, usage map[in
 // verifyLocations reads the record every location names, after checking
 // the index's files.
 func (c *checker) verifyLocations(engine *lsm.Options) error {
-	db, err := lsm.Open(c.res.LocationsPath, engine)
+	path := c.res.LocationsPath
+	c.lastNamed = map[int64]int64{}
+	db, err := lsm.Open(path, engine)
 	if err != nil {
-		return errors.Wrapf(err, "bookie: check: opening the entry location index %s", c.res.LocationsPath)
+		return c.indexUnreadable(err, path, "opening the entry location index %s", path)
 	}
 	defer db.Close()
-	if err := c.checkIndexFiles(db, c.res.LocationsPath); err != nil {
+	if err := c.checkIndexFiles(db, path); err != nil {
 		return err
 	}
 	logs, err := entrylog.Open(c.res.LogDir, &entrylog.Options{FS: c.opts.FS, Logger: c.opts.Logger, ReadOnly: true})
@@ -836,9 +840,8 @@ func (c *checker) verifyLocations(engine *lsm.Options) error {
 	defer logs.Close()
 	it, err := db.NewIter(nil)
 	if err != nil {
-		return errors.Wrapf(err, "bookie: check: reading %s", c.res.LocationsPath)
+		return c.indexUnreadable(err, path, "reading %s", path)
 	}
-	c.lastNamed = map[int64]int64{}
 	for ok := it.First(); ok; ok = it.Next() {
 		if err := c.verifyLocation(logs, it.Key(), it.Value()); err != nil {
 			_ = it.Close()
@@ -850,9 +853,21 @@ func (c *checker) verifyLocations(engine *lsm.Options) error {
 		}
 	}
 	if err := errors.CombineErrors(it.Error(), it.Close()); err != nil {
-		return errors.Wrapf(err, "bookie: check: reading %s", c.res.LocationsPath)
+		return c.indexUnreadable(err, path, "reading %s stopped after %d locations; the rest are not verified", path, c.res.Locations)
 	}
 	c.progress()
+	return nil
+}
+
+// indexUnreadable reports damage that keeps an index from being opened or
+// read to its end (the storage could not either) as a finding, and
+// returns any other error, both wrapped with what was being done.
+func (c *checker) indexUnreadable(err error, path, format string, args ...any) error {
+	err = errors.Wrapf(err, "bookie: check: "+format, args...)
+	if !errors.Is(err, lsm.ErrCorruption) {
+		return err
+	}
+	c.addFile(Finding{Kind: FindingBadIndexFile, Path: path, Err: err})
 	return nil
 }
 

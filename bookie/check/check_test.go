@@ -562,3 +562,299 @@ func TestCheckLedgersIndex(t *testing.T) {
 	require.EqualValues(t, 1, res.Problems(), "only the location below the floor")
 	require.Contains(t, res.Summary(), fmt.Sprintf("%d locations of ledgers the ledgers index does not hold", checkLedgerEntries))
 }
+
+// middleOfRotatedLog returns a record of the deleted ledger 4 in the
+// middle of a log other than the newest, followed in its log only by
+// ledger 4's records: the case of a damaged record no location reaches.
+func (f *checkFixture) middleOfRotatedLog(t *testing.T) (path string, start int64) {
+	t.Helper()
+	logDir := filepath.Join(f.dir, "current")
+	ids, err := entrylog.ListLogs(vfs.Default, logDir)
+	require.NoError(t, err)
+	for _, id := range ids[:len(ids)-1] {
+		p := filepath.Join(logDir, entrylog.LogFileName(id))
+		var recs []entrylog.Record
+		_, err := entrylog.Scan(vfs.Default, p, func(r *entrylog.Record) error {
+			recs = append(recs, entrylog.Record{LedgerID: r.LedgerID, Location: r.Location})
+			return nil
+		})
+		require.NoError(t, err)
+		for i := 1; i < len(recs)-2; i++ {
+			if recs[i-1].LedgerID == 4 {
+				continue // a record with another ledger's before it
+			}
+			only4 := true
+			for _, r := range recs[i:] {
+				only4 = only4 && r.LedgerID == 4
+			}
+			if only4 {
+				return p, entrylog.LocationOffset(recs[i+1].Location) - entrylog.SizeFieldSize
+			}
+		}
+	}
+	t.Fatal("no rotated log ends with the deleted ledger's records")
+	return "", 0
+}
+
+// TestCheckDamageInRotatedLog: a record that fails its checksum in the
+// middle of a rotated log, followed only by a deleted ledger's records
+// (no location reaches it), is damage: the log's ledgers map says it was
+// written whole; without the map (a crash lost it: maps are written
+// lazily), the log is not the newest and the record is whole, which no
+// interrupted write leaves. Only in the newest log, without its map, is
+// it taken for a torn tail.
+func TestCheckDamageInRotatedLog(t *testing.T) {
+	f := newCheckFixture(t)
+	path, start := f.middleOfRotatedLog(t)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	data[start+entrylog.RecordOverhead+2] ^= 0x08
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+
+	res := f.check(t)
+	damaged := findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, path, damaged[0].Path)
+	require.Equal(t, start, damaged[0].Offset)
+	require.Contains(t, damaged[0].String(), fmt.Sprintf("%s: %d bytes not scanned: at offset %d: record checksum", path, int64(len(data))-start, start))
+	require.Contains(t, damaged[0].String(), "says it was written whole up to offset")
+	require.EqualValues(t, 1, res.Problems(), "no location reaches it: %v", res.Findings)
+
+	ids, err := entrylog.ListLogs(vfs.Default, filepath.Join(f.dir, "current"))
+	require.NoError(t, err)
+	for _, id := range ids {
+		require.NoError(t, os.Remove(filepath.Join(f.dir, "current", entrylog.MetadataFileName(id))))
+	}
+	res = f.check(t)
+	damaged = findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, start, damaged[0].Offset)
+	require.Contains(t, damaged[0].String(), "not the newest log, and the record at offset")
+	require.Contains(t, damaged[0].String(), "is whole")
+
+	// A torn record at the end of a log that is no longer the newest (a
+	// crash, then a start that wrote a new log): a warning.
+	require.NoError(t, os.Truncate(path, start+30))
+	res = f.check(t)
+	require.Zero(t, res.Problems(), "%v", res.Findings)
+	torn := findings(res, FindingTornTail)
+	require.Len(t, torn, 1)
+	require.Contains(t, torn[0].String(), "runs past the end of the file")
+}
+
+// TestCheckIndexFiles: damage in any block of a table, the filters
+// included, is found as `db check` finds it, naming the file and the
+// block's offset; a WAL's torn tail past its synced length (what a crash
+// leaves) is a warning.
+func TestCheckIndexFiles(t *testing.T) {
+	base, _ := newFlipFixture(t)
+	locations := filepath.Join(flipIndexDir, "current", "locations")
+	names, err := base.List(locations)
+	require.NoError(t, err)
+	var table, wal string
+	for _, n := range names {
+		switch filepath.Ext(n) {
+		case ".sst":
+			table = filepath.Join(locations, n)
+		case ".log":
+			wal = filepath.Join(locations, n)
+		}
+	}
+	require.NotEmpty(t, table)
+	require.NotEmpty(t, wal)
+	tb, err := lsm.OpenTable(base, table)
+	require.NoError(t, err)
+	blocks, err := tb.Blocks()
+	require.NoError(t, err)
+	require.NoError(t, tb.Close())
+	pristine := readMemFile(t, base, table)
+	seen := map[string]bool{}
+	for _, b := range blocks {
+		if seen[b.Kind] || b.Length == 0 {
+			continue
+		}
+		seen[b.Kind] = true
+		fs := base.CrashClone(vfs.CrashOptions{})
+		data := append([]byte(nil), pristine...)
+		data[b.Offset+b.Length/2] ^= 0x20
+		require.NoError(t, writeMemFile(fs, table, data))
+		res, err := Directory(Options{LedgerDir: flipLedgerDir, IndexDir: flipIndexDir, FS: fs, Engine: flipEngine()})
+		if err != nil {
+			// A block read at open (properties, range deletions): the
+			// index cannot be opened, as the storage cannot open it.
+			require.ErrorContains(t, err, table, b.Kind)
+			t.Logf("%s: %v", b.Kind, err)
+			continue
+		}
+		bad := findings(res, FindingBadIndexFile)
+		require.NotEmpty(t, bad, "%s: %v", b.Kind, res.Findings)
+		require.Equal(t, table, bad[0].Path)
+		require.Contains(t, bad[0].String(), fmt.Sprintf("block at offset %d", b.Offset), b.Kind)
+		require.Positive(t, res.Problems())
+		t.Logf("%s: %s", b.Kind, bad[0].String())
+	}
+	require.True(t, seen["filter"] && seen["data"] && seen["index"] && seen["top-level filter index"], "%v", seen)
+
+	fs := base.CrashClone(vfs.CrashOptions{})
+	require.NoError(t, writeMemFile(fs, wal, append(readMemFile(t, fs, wal), 1, 2, 3, 4, 5, 6, 7, 8, 9)))
+	res, err := Directory(Options{LedgerDir: flipLedgerDir, IndexDir: flipIndexDir, FS: fs, Engine: flipEngine()})
+	require.NoError(t, err)
+	require.Zero(t, res.Problems(), "%v", res.Findings)
+	left := findings(res, FindingIndexCrashLeftover)
+	require.Len(t, left, 1, "%v", res.Findings)
+	require.Equal(t, wal, left[0].Path)
+	require.Contains(t, left[0].String(), "beyond the")
+}
+
+// TestCheckLayout: a flipped byte of either LAYOUT copy is a problem
+// naming the file and the offset (the storage refuses to open).
+func TestCheckLayout(t *testing.T) {
+	root := t.TempDir()
+	ledgerDir, indexDir := filepath.Join(root, "l"), filepath.Join(root, "i")
+	s, err := bookie.Open(&bookie.Options{LedgerDirs: []string{ledgerDir}, IndexDirs: []string{indexDir}, FlushInterval: -1, GCWaitTime: -1,
+		Index: &entrylocation.Options{Engine: storagetest.SmallEngine()}})
+	require.NoError(t, err)
+	require.NoError(t, s.AddEntry(1, 0, []byte("x")))
+	require.NoError(t, s.Close())
+	check := func() *Result {
+		res, err := Directory(Options{LedgerDir: ledgerDir, IndexDir: indexDir, Engine: storagetest.SmallEngine()})
+		require.NoError(t, err)
+		return res
+	}
+	require.Empty(t, check().Findings)
+	for _, dir := range []string{ledgerDir, indexDir} {
+		path := filepath.Join(dir, "current", ondisk.LayoutFileName)
+		good, err := os.ReadFile(path)
+		require.NoError(t, err)
+		bad := append([]byte(nil), good...)
+		bad[20] ^= 0x01
+		require.NoError(t, os.WriteFile(path, bad, 0o644))
+		res := check()
+		layouts := findings(res, FindingBadLayout)
+		require.Len(t, layouts, 1, "%v", res.Findings)
+		require.Equal(t, path, layouts[0].Path)
+		require.Contains(t, layouts[0].String(), fmt.Sprintf("directory layout %s: offset %d: checksum", path, len(good)-4))
+		require.EqualValues(t, 1, res.Problems())
+		_, err = bookie.Open(&bookie.Options{LedgerDirs: []string{ledgerDir}, IndexDirs: []string{indexDir}})
+		require.ErrorIs(t, err, ondisk.ErrLayoutCorrupt, "the storage refuses it too")
+		require.NoError(t, os.WriteFile(path, good, 0o644))
+	}
+}
+
+// TestCheckLedgersMaps: a ledgers map that does not decode, names another
+// log, covers less than its log or disagrees with it is a problem (the
+// garbage collector removes a log by its map); a log shorter than its map
+// says is damage even where the cut falls between two records.
+func TestCheckLedgersMaps(t *testing.T) {
+	f := newCheckFixture(t)
+	logDir := filepath.Join(f.dir, "current")
+	ids, err := entrylog.ListLogs(vfs.Default, logDir)
+	require.NoError(t, err)
+	id := ids[1]
+	mapPath := filepath.Join(logDir, entrylog.MetadataFileName(id))
+	good, err := os.ReadFile(mapPath)
+	require.NoError(t, err)
+	m, err := entrylog.DecodeMetadata(good)
+	require.NoError(t, err)
+	require.NotEmpty(t, m.Ledgers)
+	rewrite := func(b []byte) *Result {
+		t.Helper()
+		require.NoError(t, os.WriteFile(mapPath, b, 0o644))
+		return f.check(t)
+	}
+	one := func(res *Result, want string) {
+		t.Helper()
+		bad := findings(res, FindingBadStorageFile)
+		require.Len(t, bad, 1, "%v", res.Findings)
+		require.Equal(t, mapPath, bad[0].Path)
+		require.Contains(t, bad[0].String(), want)
+		require.EqualValues(t, 1, res.Problems(), "%v", res.Findings)
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[9] ^= 0x01
+	one(rewrite(flipped), "checksum")
+
+	other := *m
+	other.LogID = id + 100
+	one(rewrite(entrylog.EncodeMetadata(&other)), fmt.Sprintf("names log %#x", id+100))
+
+	missing := *m
+	missing.Ledgers = m.Ledgers[1:]
+	one(rewrite(entrylog.EncodeMetadata(&missing)), fmt.Sprintf("ledger %d has %d bytes in the log and none in the map", m.Ledgers[0].LedgerID, m.Ledgers[0].Bytes))
+
+	wrong := *m
+	wrong.Ledgers = append([]entrylog.LedgerUsage(nil), m.Ledgers...)
+	wrong.Ledgers[0].Bytes--
+	one(rewrite(entrylog.EncodeMetadata(&wrong)), "bytes in the map,")
+
+	// Covering less than the log's records.
+	var first int64
+	_, err = entrylog.Scan(vfs.Default, filepath.Join(logDir, entrylog.LogFileName(id)), func(r *entrylog.Record) error {
+		if first == 0 {
+			first = entrylog.LocationOffset(r.Location) - entrylog.SizeFieldSize + r.Size
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	short := entrylog.Metadata{LogID: id, Size: entrylog.HeaderSize}
+	one(rewrite(entrylog.EncodeMetadata(&short)), "but its records go on to offset")
+
+	// The log cut at a record boundary: a scan sees nothing wrong, the map
+	// does.
+	require.NoError(t, os.WriteFile(mapPath, good, 0o644))
+	logPath := filepath.Join(logDir, entrylog.LogFileName(id))
+	require.NoError(t, os.Truncate(logPath, first))
+	res := f.check(t)
+	damaged := findings(res, FindingDamagedRecord)
+	require.Len(t, damaged, 1, "%v", res.Findings)
+	require.Equal(t, first, damaged[0].Offset)
+	require.Contains(t, damaged[0].String(), fmt.Sprintf("the log ends at offset %d", first))
+	require.Contains(t, damaged[0].String(), fmt.Sprintf("says it was written whole up to offset %d", m.Size))
+}
+
+// TestCheckCompactionMarker: a marker that is not a log id as the storage
+// writes it is a problem; one naming a log is an interrupted compaction
+// the next open finishes.
+func TestCheckCompactionMarker(t *testing.T) {
+	f := newCheckFixture(t)
+	path := filepath.Join(f.dir, "current", ondisk.CompactionMarkerName)
+	for content, want := range map[string]string{
+		"1\n":  "",
+		"zz\n": `holds "zz\n", not an entry log id`,
+		"01\n": `holds "01\n", not "1\n"`,
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		res := f.check(t)
+		if want == "" {
+			require.Empty(t, res.Findings)
+			continue
+		}
+		bad := findings(res, FindingBadStorageFile)
+		require.Len(t, bad, 1, "%q: %v", content, res.Findings)
+		require.Equal(t, path, bad[0].Path)
+		require.Contains(t, bad[0].String(), want)
+	}
+}
+
+// TestCheckMigration: a directory a migration left half switched is
+// refused, as the storage refuses it, and nothing else is checked; a
+// marker without its text is a warning.
+func TestCheckMigration(t *testing.T) {
+	f := newCheckFixture(t)
+	marker := filepath.Join(f.dir, "current", ondisk.MigrateMarker)
+	require.NoError(t, os.WriteFile(marker, []byte(ondisk.MigrateReadyContent), 0o644))
+	res := f.check(t)
+	refused := findings(res, FindingRefused)
+	require.Len(t, refused, 1, "%v", res.Findings)
+	require.Len(t, res.Findings, 1)
+	require.Contains(t, refused[0].String(), "bookie-index migrate")
+	require.Zero(t, res.Locations)
+
+	require.NoError(t, os.WriteFile(marker, []byte(ondisk.MigrateReadyContent[:10]), 0o644))
+	res = f.check(t)
+	require.Zero(t, res.Problems(), "%v", res.Findings)
+	stale := findings(res, FindingStaleMarker)
+	require.Len(t, stale, 1)
+	require.Equal(t, marker, stale[0].Path)
+	require.EqualValues(t, 3*checkLedgerEntries, res.Locations)
+}
