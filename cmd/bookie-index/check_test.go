@@ -115,3 +115,22 @@ func TestCheckCommandRefusesServe(t *testing.T) {
 	code, out, errOut = runCmd("check", "--conf", s.confPath)
 	require.Equal(t, 0, code, "%s%s", out, errOut)
 }
+
+// TestCheckCommandLayout: check refuses, as serve does, a configuration
+// whose directory list is not the one the LAYOUT copies record (here the
+// two directories swapped), naming the rule; each directory's own files
+// are still checked.
+func TestCheckCommandLayout(t *testing.T) {
+	s := newCheckSetup(t)
+	swapped := filepath.Join(s.root, "swapped.conf")
+	conf, err := os.ReadFile(s.confPath)
+	require.NoError(t, err)
+	text := strings.Replace(string(conf), "ledgerDirectories="+strings.Join(s.ledgerDirs, ","), "ledgerDirectories="+s.ledgerDirs[1]+","+s.ledgerDirs[0], 1)
+	text = strings.Replace(text, "indexDirectories="+strings.Join(s.indexDirs, ","), "indexDirectories="+s.indexDirs[1]+","+s.indexDirs[0], 1)
+	require.NoError(t, os.WriteFile(swapped, []byte(text), 0o600))
+	code, out, errOut := runCmd("check", "--conf", swapped)
+	require.Equal(t, 1, code, "%s%s", out, errOut)
+	require.Contains(t, out, "check: problem: directory layout: bookie: refusing to open")
+	require.Equal(t, 2, strings.Count(out, ": OK in "), "each directory's files are intact")
+	require.Contains(t, errOut, "serve refuses the directory layout")
+}
