@@ -5,6 +5,8 @@
 //   - the ledgers index's records (LedgerInfo, ledger_record.go) and the
 //     engine options the index is opened with (ledgers_index.go);
 //   - the directory layout record, current/LAYOUT (Layout, layout.go);
+//   - the garbage collector's compaction marker, current/compacting
+//     (compaction_marker.go);
 //   - the names of a migration's files and the guard that refuses a
 //     directory a migration left half switched (migration.go), and the
 //     check that refuses a BookKeeper bookie's unconverted data
