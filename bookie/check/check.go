@@ -867,7 +867,14 @@ func (c *checker) indexUnreadable(err error, path, format string, args ...any) e
 	if !errors.Is(err, lsm.ErrCorruption) {
 		return err
 	}
-	c.addFile(Finding{Kind: FindingBadIndexFile, Path: path, Err: err})
+	f := Finding{Kind: FindingBadIndexFile, Path: path, Err: err}
+	// A table's errors name their file and offset.
+	var located interface{ FileOffset() (string, int64) }
+	if errors.As(err, &located) {
+		f.Path, f.Offset = located.FileOffset()
+		f.Offset = max(f.Offset, 0)
+	}
+	c.addFile(f)
 	return nil
 }
 
