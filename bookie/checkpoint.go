@@ -230,12 +230,16 @@ func (d *DirStorage) purgeLocked() error {
 		return err
 	}
 	ledgers := d.purgeableLocked(pending)
+	d.holdPurged(pending, ledgers)
 	if len(ledgers) == 0 {
 		return nil
 	}
 	if err := d.ledgers.purged(ledgers, d.entryLog.Position()); err != nil {
 		d.stats.purgeFailures.Add(1)
 		return err
+	}
+	for _, id := range ledgers {
+		d.held.Delete(id)
 	}
 	d.stats.purges.Add(1)
 	d.stats.purgedLedgers.Add(int64(len(ledgers)))
@@ -268,6 +272,28 @@ func (d *DirStorage) purgeableLocked(pending []int64) []int64 {
 		out = append(out, id)
 	}
 	return out
+}
+
+// holdPurged records the deleted ledgers of pending whose locations were
+// just purged but whose records stay (those not in purgeable), so that the
+// garbage collector takes them for dead: their records are kept for a
+// replay's sake, not because the index may name their entries.
+func (d *DirStorage) holdPurged(pending, purgeable []int64) {
+	if len(pending) == len(purgeable) {
+		return
+	}
+	recorded := make(map[int64]bool, len(purgeable))
+	for _, id := range purgeable {
+		recorded[id] = true
+	}
+	for _, id := range pending {
+		if exists, _ := d.ledgers.state(id); recorded[id] || exists {
+			continue
+		}
+		if _, was := d.held.LoadOrStore(id, struct{}{}); !was {
+			d.heldEpoch.Add(1)
+		}
+	}
 }
 
 // Purge purges the deleted ledgers' locations now (the garbage

@@ -169,3 +169,46 @@ func TestDeletedLedgerRecordHeldUntilCovered(t *testing.T) {
 	}
 	require.NoError(t, s.Close())
 }
+
+// TestGCReclaimsHeldDeletions: the entry logs of deleted ledgers whose
+// records a CheckpointSource keeps (no reported checkpoint covers the
+// deletion yet) are reclaimed all the same: their locations are purged.
+func TestGCReclaimsHeldDeletions(t *testing.T) {
+	env := newGCEnv()
+	src := &countingSource{ready: true}
+	gcTweak := env.tweak
+	env.tweak = func(o *Options) {
+		gcTweak(o)
+		o.CheckpointSource = src
+	}
+	s := env.open(t)
+	for l := int64(1); l <= 30; l++ {
+		for e := int64(0); e < 20; e++ {
+			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+		}
+		require.NoError(t, s.Checkpoint())
+	}
+	before, _ := logBytes(t, env.mem, env.dirs)
+	src.mu.Lock()
+	src.fail = errors.New("the source cannot record") // no report covers the deletions
+	src.mu.Unlock()
+	for l := int64(1); l <= 20; l++ {
+		_, err := s.DeleteLedger(l)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Checkpoint())
+	res := runGC(t, s, GCRequest{SkipMajor: true, SkipMinor: true})
+	after, _ := logBytes(t, env.mem, env.dirs)
+	require.Positive(t, res.RemovedLogs)
+	require.Less(t, after, before*2/3)
+	for l := int64(1); l <= 20; l++ {
+		info, ok, err := s.LedgerInfo(l)
+		require.NoError(t, err)
+		require.True(t, ok && !info.Exists, "ledger %d's record stays", l)
+		requireNoLedger(t, s, l)
+	}
+	for l := int64(21); l <= 30; l++ {
+		requireEntry(t, s, l, 19, payload(l, 19, 0))
+	}
+	require.NoError(t, s.Close())
+}

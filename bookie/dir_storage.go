@@ -94,6 +94,12 @@ type DirStorage struct {
 	// stays (see purgeableLocked). Only with a CheckpointSource.
 	deletedMu sync.Mutex
 	deletedAt map[int64]uint64
+	// held are the deleted ledgers whose locations a purge removed while
+	// their record stays (int64 → struct{}): the garbage collector takes
+	// them for dead. heldEpoch counts the ledgers added to it (the
+	// collector recomputes the logs' live ledgers when it moves).
+	held      sync.Map
+	heldEpoch atomic.Int64
 
 	// hooks are test hooks; nil in production.
 	hooks atomic.Pointer[testHooks]

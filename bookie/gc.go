@@ -299,7 +299,7 @@ func (d *DirStorage) extractMetadataLocked() error {
 	if err != nil {
 		return err
 	}
-	epoch := d.stats.purgedLedgers.Load()
+	epoch := d.stats.purgedLedgers.Load() + d.heldEpoch.Load()
 	changed := epoch != g.epoch
 	present := make(map[int64]bool, len(ids))
 	cur := d.entryLog.CurrentLogID()
@@ -420,6 +420,9 @@ func (d *DirStorage) ledgerLiveBelow(ledgerID, end int64) bool {
 	info, ok := li.ledgers[ledgerID]
 	if !ok {
 		return false
+	}
+	if _, held := d.held.Load(ledgerID); held && !info.Exists {
+		return false // deleted and purged; only its record waits (holdPurged)
 	}
 	return info.PurgePending || info.Floor < end
 }

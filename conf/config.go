@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/journal"
 	"github.com/cockroachdb/errors"
 )
 
@@ -77,11 +78,15 @@ type Config struct {
 	// restore").
 	IndexCheckpointRootDirectory string
 	// JournalDirectories and JournalDirectory (journalDirectories,
-	// journalDirectory): a bookie's journal directories. This storage has
-	// no journal; they are read only so that no index checkpoint goes into
-	// them. Default (ours) empty; upstream's is /tmp/bk-txn.
+	// journalDirectory): the journal directories as the keys give them;
+	// Journal.JournalDirectories holds the ones in use (journalDirectories,
+	// else journalDirectory, else DefaultJournalDirectory, ours; upstream's
+	// default is /tmp/bk-txn).
 	JournalDirectories []string
 	JournalDirectory   string
+	// Journal is the journal: its directories and upstream's journal*
+	// keys (journal.go). An add is acknowledged once the journal holds it.
+	Journal journal.Options
 	// HTTPServerTLSEnable (httpServerTlsEnable) serves the admin API over
 	// TLS with the key and certificate of HTTPServerKeyStorePath, and
 	// requires client certificates issued by one of
@@ -375,6 +380,7 @@ func (c *Config) validate(p *problems) {
 		p.addf("dbStorage_maxThrottleTimeMs: %d must not be negative", c.MaxThrottleTime.Milliseconds())
 	}
 	c.validateReadOnly(p)
+	c.validateJournal(p)
 	if err := c.RocksDB.validate(); err != nil {
 		add(err)
 	} else if _, _, err := c.bookieConfOptions(); err != nil {
@@ -546,13 +552,10 @@ func (c *Config) DataDirectories() []DataDirectory {
 	for _, k := range []struct {
 		kind string
 		dirs []string
-	}{{"ledger directory", c.LedgerDirectories}, {"index directory", c.IndexDirectories}, {"journal directory", c.JournalDirectories}} {
+	}{{"ledger directory", c.LedgerDirectories}, {"index directory", c.IndexDirectories}, {"journal directory", c.Journal.JournalDirectories}} {
 		for _, d := range k.dirs {
 			out = append(out, DataDirectory{k.kind, d})
 		}
-	}
-	if c.JournalDirectory != "" {
-		out = append(out, DataDirectory{"journal directory", c.JournalDirectory})
 	}
 	return out
 }
@@ -573,12 +576,12 @@ func validateHost(host string) error {
 	return nil
 }
 
-// AbsoluteDirectories makes the ledger and index directories absolute,
-// relative ones being relative to the working directory: the storage
-// records them so (LAYOUT), and every log line, metric label and API
-// answer then names a directory one way.
+// AbsoluteDirectories makes the ledger, index and journal directories
+// absolute, relative ones being relative to the working directory: the
+// storage records them so (LAYOUT), and every log line, metric label and
+// API answer then names a directory one way.
 func (c *Config) AbsoluteDirectories() error {
-	for _, dirs := range [][]string{c.LedgerDirectories, c.IndexDirectories} {
+	for _, dirs := range [][]string{c.LedgerDirectories, c.IndexDirectories, c.Journal.JournalDirectories} {
 		for i, d := range dirs {
 			abs, err := filepath.Abs(d)
 			if err != nil {

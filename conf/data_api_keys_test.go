@@ -30,7 +30,7 @@ func TestDataAPIKeys(t *testing.T) {
 	require.Equal(t, []string{"/j1", "/j2"}, c.JournalDirectories)
 	require.Equal(t, []DataDirectory{
 		{"ledger directory", "data/ledgers"}, {"index directory", "data/ledgers"},
-		{"journal directory", "/j1"}, {"journal directory", "/j2"}, {"journal directory", "/j0"},
+		{"journal directory", "/j1"}, {"journal directory", "/j2"}, // journalDirectory only without journalDirectories, as upstream
 	}, c.DataDirectories())
 
 	for _, tc := range []struct {

@@ -104,7 +104,7 @@ func keySpecs() []keySpec {
 		stringKey("dbStorage_rocksDB_logPath", "", func(c *Config) *string { return &c.RocksDB.LogPath }),
 		stringKey("dbStorage_rocksDB_logLevel", "info", func(c *Config) *string { return &c.RocksDB.LogLevel }),
 		boolKey("dbStorage_rocksDB_partitionedIndexAndFiltersEnabled", "true", func(c *Config) *bool { return &c.RocksDB.PartitionedIndexAndFiltersEnabled }),
-	}, gcKeySpecs()...)
+	}, append(journalKeySpecs(), gcKeySpecs()...)...)
 }
 
 // intKey is an integer key in [min, max], written in decimal.

@@ -201,6 +201,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	if c.IndexDirectories == nil {
 		c.IndexDirectories = append([]string(nil), c.LedgerDirectories...)
 	}
+	c.resolveJournalDirectories()
 	if c.GC.CompactionRateByEntries == 0 { // empty: compactionRate's
 		c.GC.CompactionRateByEntries = c.CompactionRate
 		if c.CompactionRate <= 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/journal"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,6 +67,18 @@ func TestEmbeddedDefaultLoads(t *testing.T) {
 			MinorCompactionThreshold: 0.2, MinorCompactionInterval: time.Hour, MinorCompactionMaxTime: -time.Millisecond,
 			MajorCompactionThreshold: 0.8, MajorCompactionInterval: 24 * time.Hour, MajorCompactionMaxTime: -time.Millisecond,
 			CompactionRateByEntries: 1000, CompactionRateByBytes: 1000000,
+		},
+		Journal: journal.Options{
+			JournalDirectories:      []string{"data/journal"},
+			MaxGroupWait:            2 * time.Millisecond,
+			BufferedWritesThreshold: 512 << 10,
+			MaxFileSize:             2048 << 20,
+			PreAllocSize:            16 << 20,
+			WriteBufferSize:         64 << 10,
+			AlignmentSize:           512,
+			MaxBackupJournals:       5,
+			FormatVersionToWrite:    6,
+			PageCacheFlushInterval:  time.Second,
 		},
 		FlushInterval:    10 * time.Second,
 		EnableStatistics: true,

@@ -98,8 +98,9 @@ type ignoredKey struct {
 
 // ignoredKeys are the upstream keys that would change what the storage
 // does and that bookie-index does not honour. The rest of upstream's keys
-// configure the other parts of a bookie (journal, metadata store, client
+// configure the other parts of a bookie (metadata store, client
 // protocol, the other ledger storages) and are only listed at start.
+// (The journal's keys are honoured: journal.go.)
 func ignoredKeys() map[string]ignoredKey {
 	return map[string]ignoredKey{
 		"entryLogPerLedgerEnabled": {"false", "the ledgers of a directory share its entry logs; one entry log per ledger is not implemented"},
@@ -110,6 +111,9 @@ func ignoredKeys() map[string]ignoredKey {
 		"allowMultipleDirsUnderSameDiskPartition": {"true", "directories on one disk partition are not detected; list one directory per disk"},
 		"minUsableSizeForHighPriorityWrites":      {"", "a read-only storage refuses every add, recovery's high-priority ones included"},
 		"sanityCheckMetricsEnabled":               {"false", "there is no bookie_SERVER_SANITY gauge: upstream's sanity check writes and reads a ledger through a bookie client"},
+		"journalQueueSize":                        {"10000", "the journal's queue is bounded by bytes: 16 MiB of records not yet written per journal (an add waits for room)"},
+		"journalMaxMemorySizeMb":                  {"", "the journal's queue is bounded by 16 MiB of records not yet written per journal (an add waits for room)"},
+		"journalChannelProvider":                  {"org.apache.bookkeeper.bookie.DefaultFileChannelProvider", "journal files are written through the operating system's file API; there is no other channel"},
 		"ledgerStorageClass": {dbLedgerStorageClass, "bookie-index is a DbLedgerStorage: a bookie that ran another ledger storage " +
 			"(interleaved or sorted) keeps index files it cannot read"},
 	}

@@ -13,7 +13,7 @@ import (
 // why; a key neither ours nor upstream's gets a warning, with the known key
 // closest to it; from the file and the environment.
 func TestUnusedKeysReported(t *testing.T) {
-	path := writeFile(t, "bk_server.conf", "journalMaxSizeMB=2048\nledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage\n"+
+	path := writeFile(t, "bk_server.conf", "journalQueueSize=10000\nledgerStorageClass=org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage\n"+
 		"bookiePort=3181\ngcWaitTme=1000\nflushIntervl=5\nmyOwnThing=1\nhttpServerPort=9090\nentryLogSizeLimit=1000000\n"+
 		"entryLogPerLedgerEnabled=true\nflushEntrylogBytes=0\npersistBookieStatusEnabled=Off\nallowMultipleDirsUnderSameDiskPartition=no\n"+
 		"zkServres=zk\n")
@@ -23,7 +23,7 @@ func TestUnusedKeysReported(t *testing.T) {
 	c, err := Load(LoadOptions{Path: path, Environment: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"6 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, flushEntrylogBytes, journalMaxSizeMB, " +
+		"6 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, flushEntrylogBytes, journalQueueSize, " +
 			"ledgerStorageClass, persistBookieStatusEnabled, zkServers",
 		"1 environment variables BK_* that name no key, ignored: BK_HOME",
 	}, c.UnusedKeys)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/journal"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
@@ -56,9 +57,12 @@ type entrySizeLimiter interface {
 }
 
 // serveLedgerEntry writes (PUT) and reads (GET) one entry:
-// ?ledgerId=L&entryId=E. A PUT's body is the payload; it is durable after
-// the next checkpoint. A GET answers the payload, or 404; entryId -1 reads
-// the ledger's last entry.
+// ?ledgerId=L&entryId=E. A PUT's body is the payload; the 200 comes once
+// the storage's add returns: with a journaled storage (package
+// bookie/journaled, what serve runs) once the journal holds the entry
+// durably, with a bare bookie.Storage once it is in the write cache
+// (durable at the next checkpoint). A GET answers the payload, or 404;
+// entryId -1 reads the ledger's last entry.
 func (s *Service) serveLedgerEntry(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPut:
@@ -347,7 +351,7 @@ func (s *Service) storageError(w http.ResponseWriter, r *http.Request, err error
 	case errors.Is(err, bookie.ErrRejected):
 		w.Header().Set("Retry-After", "1")
 		writeText(w, http.StatusServiceUnavailable, err.Error())
-	case errors.Is(err, bookie.ErrClosed):
+	case errors.Is(err, bookie.ErrClosed), errors.Is(err, journal.ErrClosed):
 		writeText(w, http.StatusServiceUnavailable, err.Error())
 	case errors.Is(err, bookie.ErrReadOnly), vfs.IsNoSpace(err):
 		readOnlyError(w, err)

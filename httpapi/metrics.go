@@ -234,7 +234,7 @@ func collectSummary(ch chan<- prometheus.Metric, desc *prometheus.Desc, s *opsta
 				quantiles[q] = v
 			}
 		}
-		ch <- prometheus.MustNewConstSummary(desc, uint64(max(side.count, 0)), sum, quantiles, append(dl[:2:2], side.success)...)
+		ch <- prometheus.MustNewConstSummary(desc, uint64(max(side.count, 0)), sum, quantiles, append(dl[:len(dl):len(dl)], side.success)...)
 	}
 }
 

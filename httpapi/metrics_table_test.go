@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/journaled"
+	"github.com/bookie-index/bookie-index/journal"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
 )
@@ -25,22 +27,27 @@ const (
 )
 
 // liveService returns a Service with statistics on over a real storage of
-// two directories on an in-memory file system, after a few writes, reads
-// and a checkpoint, so that every series it can export exists.
+// two directories behind a journal, on an in-memory file system, after a
+// few writes, reads and a checkpoint, so that every series it can export
+// exists.
 func liveService(t *testing.T) (*Service, *bookie.Storage) {
 	t.Helper()
-	st, err := bookie.Open(&bookie.Options{
-		LedgerDirs:       []string{"/d1/ledgers", "/d2/ledgers"},
-		FlushInterval:    -1,
-		GCWaitTime:       -1,
-		WriteCacheSize:   8 << 20,
-		ReadCacheSize:    2 << 20,
-		FS:               vfs.NewMem(),
-		EnableStatistics: true,
+	js, err := journaled.Open(journaled.Options{
+		Storage: &bookie.Options{
+			LedgerDirs:       []string{"/d1/ledgers", "/d2/ledgers"},
+			FlushInterval:    -1,
+			GCWaitTime:       -1,
+			WriteCacheSize:   8 << 20,
+			ReadCacheSize:    2 << 20,
+			FS:               vfs.NewMem(),
+			EnableStatistics: true,
+		},
+		Journal: journal.Options{JournalDirectories: []string{"/j"}, FlushWhenQueueEmpty: true},
 	})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	opts := Options{Storage: st, GC: st, EnableStatistics: true}
+	t.Cleanup(func() { _ = js.Close() })
+	st := js.Storage
+	opts := Options{Storage: js, GC: js, Journals: js.Journals(), EnableStatistics: true}
 	for _, d := range st.Dirs() {
 		opts.Directories = append(opts.Directories, Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex()})
 	}

@@ -100,6 +100,9 @@ type Options struct {
 	// exports its statistics. The Directories are then normally its
 	// directories' indexes.
 	Storage LedgerStorage
+	// Journals, if set, are the bookie's journals: the last_log_mark
+	// endpoint answers their marks and /metrics exports their statistics.
+	Journals Journals
 	// GC, if set, is the storage's entry-log garbage collectors: the gc,
 	// suspend_compaction and resume_compaction endpoints act on them and
 	// gc_details reports them (the Directories in the same order).
@@ -282,6 +285,11 @@ func New(opts Options) (*Service, error) {
 			return nil, errors.Wrap(err, "httpapi: registering the admission metrics")
 		}
 	}
+	if opts.Journals != nil {
+		if err := s.registry.Register(newJournalCollector(opts.Journals)); err != nil {
+			return nil, errors.Wrap(err, "httpapi: registering the journals' metrics")
+		}
+	}
 	if opts.GC != nil {
 		if err := s.registry.Register(newGCCollector(opts.GC)); err != nil {
 			return nil, errors.Wrap(err, "httpapi: registering the garbage collectors' metrics")
@@ -307,6 +315,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.GC != nil {
 		s.registerGC()
+	}
+	if opts.Journals != nil {
+		s.mux.HandleFunc(PathLastLogMark, s.serveLastLogMark)
 	}
 	s.mux.HandleFunc(PathHeartbeat, s.serveHeartbeat)
 	s.mux.HandleFunc(PathIsReady, s.serveIsReady)

@@ -11,7 +11,13 @@ type batch struct {
 	// byte; end the offset after it and its padding.
 	fileID    int64
 	base, end int64
+	// starts and forceStarts are the queueing times of the batch's adds
+	// and ForceLedger requests (journalStats.since), for their latencies.
+	starts, forceStarts []int64
 }
+
+// adds returns how many requests the batch holds.
+func (b *batch) adds() int { return len(b.starts) + len(b.forceStarts) }
 
 func newBatch() *batch { return &batch{done: make(chan struct{})} }
 

@@ -63,6 +63,8 @@ type Journal struct {
 	stats struct {
 		adds, batches, syncs, bytes atomic.Int64
 	}
+	// m are the statistics Metrics reports.
+	m journalStats
 }
 
 // Stats counts a journal's work since it was opened.
@@ -103,6 +105,7 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 		syncerDone:   make(chan struct{}),
 	}
 	j.room.L = &j.mu
+	j.m.init()
 	if err := fs.MkdirAll(j.dir, 0o755); err != nil {
 		return nil, ioError(err, "journal: creating "+j.dir)
 	}
@@ -146,7 +149,7 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 	if next == 0 {
 		next = time.Now().UnixMilli() - 1
 	}
-	if j.file, err = createJournalFile(fs, j.dir, next+1, opts.FormatVersionToWrite); err != nil {
+	if j.file, err = j.createFile(next + 1); err != nil {
 		return nil, err
 	}
 	j.log.Info("journal: writing a new file", "file", j.file.path)
@@ -157,6 +160,14 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 	go j.writeLoop()
 	go j.syncLoop()
 	return j, nil
+}
+
+// createFile creates journal file id, timed (JOURNAL_CREATION_LATENCY).
+func (j *Journal) createFile(id int64) (*journalFile, error) {
+	start := time.Now()
+	jf, err := createJournalFile(j.opts.FS, j.dir, id, j.opts.FormatVersionToWrite)
+	j.m.creation.Done(err == nil, start)
+	return jf, err
 }
 
 // Dir returns the journal directory.
@@ -179,10 +190,12 @@ func (j *Journal) LastMarkName() string { return j.lastMarkName }
 // then covers only records the flush holds.
 func (j *Journal) Add(ledgerID, entryID int64, payload []byte) Completion {
 	if entryID < 0 {
+		j.m.addEntry.Done(false, time.Now())
 		return Completion{b: failedBatch(errors.Wrapf(ErrInvalidArgument,
 			"journal: entry id %d of ledger %d is negative (negative ids are meta-entries)", entryID, ledgerID)), end: -1}
 	}
 	if len(payload) > MaxPayloadSize {
+		j.m.addEntry.Done(false, time.Now())
 		return Completion{b: failedBatch(errors.Wrapf(ErrInvalidArgument,
 			"journal: a %d-byte payload (entry %d of ledger %d) is larger than the maximum %d", len(payload), entryID, ledgerID, MaxPayloadSize)), end: -1}
 	}
@@ -239,6 +252,14 @@ func (j *Journal) setMark(m LogMark) {
 	j.markMu.Lock()
 	j.mark = m
 	j.markMu.Unlock()
+}
+
+// LastLogMark returns the mark the journal's lastMark files hold: the one
+// read at Open, then the last SetCheckpointed wrote.
+func (j *Journal) LastLogMark() LogMark {
+	j.ckptMu.Lock()
+	defer j.ckptMu.Unlock()
+	return j.persisted
 }
 
 // Err returns the failure that stopped the journal, or nil.
@@ -347,6 +368,8 @@ func (j *Journal) fail(err error) {
 	j.signal() // the writer stops at once, not at the next add
 	if cur != nil {
 		cur.complete(err)
+		j.m.queued.Add(-int64(cur.adds()))
+		j.m.recordAdds(cur, time.Now())
 	}
 	j.onFailure.Do(func() {
 		j.log.Error("journal: failed; adds are refused", "err", err)

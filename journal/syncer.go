@@ -1,5 +1,7 @@
 package journal
 
+import "time"
+
 // syncRequest asks the syncer to make a file durable up to end, then to
 // complete batch (nil: nothing waits) and, with close, to close the file
 // (the writer has moved on to a new one).
@@ -39,13 +41,22 @@ func (j *Journal) syncLoop() {
 				j.fail(failed)
 			}
 		}
+		now := time.Now()
+		for _, r := range reqs {
+			if r.batch != nil {
+				r.batch.complete(failed)
+			}
+		}
+		// After every waiter is woken: closing files and recording
+		// latencies wait.
 		for i, r := range reqs {
 			if r.close {
 				r.file.close()
 			}
 			if r.batch != nil {
-				r.batch.complete(failed)
+				j.m.recordAdds(r.batch, now)
 			}
+			j.m.unsynced.Add(-1)
 			reqs[i] = nil
 		}
 	}
@@ -54,13 +65,17 @@ func (j *Journal) syncLoop() {
 // syncFiles fsyncs the files of reqs, in order, each once, records their
 // synced lengths and moves the mark to the end of the last request.
 func (j *Journal) syncFiles(reqs []*syncRequest) error {
+	j.m.syncGrouping.AddValue(true, int64(len(reqs)))
 	for i, r := range reqs {
 		if i+1 < len(reqs) && reqs[i+1].file == r.file {
 			continue
 		}
 		if r.end > r.file.syncedLen {
 			j.stats.syncs.Add(1)
-			if err := r.file.f.Sync(); err != nil {
+			start := time.Now()
+			err := r.file.f.Sync()
+			j.m.sync.Done(err == nil, start)
+			if err != nil {
 				return ioError(err, "journal: syncing "+r.file.path)
 			}
 			if err := r.file.markSynced(r.end); err != nil {

@@ -50,10 +50,12 @@ func (j *Journal) enqueue(kind Kind, ledgerID, entryID int64, data []byte) Compl
 		if j.failed != nil {
 			err := j.failed
 			j.mu.Unlock()
+			j.m.addEntry.Done(false, time.Now())
 			return Completion{b: failedBatch(errors.Wrapf(err, "journal: %s has failed", j.root)), end: -1}
 		}
 		if j.closing {
 			j.mu.Unlock()
+			j.m.addEntry.Done(false, time.Now())
 			return Completion{b: failedBatch(errors.Wrapf(ErrClosed, "journal: %s", j.root)), end: -1}
 		}
 		if size == 0 || len(j.buf) == 0 || len(j.buf)+size <= maxPendingBytes {
@@ -80,6 +82,12 @@ func (j *Journal) enqueue(kind Kind, ledgerID, entryID int64, data []byte) Compl
 		j.buf = appendFenceRecord(j.buf, ledgerID)
 	}
 	c := Completion{b: j.cur, end: int64(len(j.buf))}
+	if kind == 0 {
+		j.cur.forceStarts = append(j.cur.forceStarts, j.m.since())
+	} else {
+		j.cur.starts = append(j.cur.starts, j.m.since())
+	}
+	j.m.queued.Add(1)
 	j.count++
 	j.stats.adds.Add(1)
 	if int64(len(j.buf)) > j.opts.BufferedWritesThreshold ||
@@ -105,6 +113,21 @@ func (j *Journal) groupWait(now time.Time) time.Duration {
 	return max(j.first.Add(o.MaxGroupWait).Sub(now), 0)
 }
 
+// countFlushReason counts why the writer takes the batch being filled
+// (upstream's JOURNAL_NUM_FLUSH_* counters). j.mu is held.
+func (j *Journal) countFlushReason() {
+	o := &j.opts
+	switch {
+	case int64(len(j.buf)) > o.BufferedWritesThreshold ||
+		(o.BufferedEntriesThreshold > 0 && j.count > o.BufferedEntriesThreshold):
+		j.m.flushMaxOutstanding.Add(1)
+	case j.closing || o.FlushWhenQueueEmpty || o.MaxGroupWait == 0:
+		j.m.flushEmptyQueue.Add(1)
+	default:
+		j.m.flushMaxWait.Add(1)
+	}
+}
+
 // writeLoop is the writer goroutine.
 func (j *Journal) writeLoop() {
 	defer close(j.writerDone)
@@ -123,6 +146,7 @@ func (j *Journal) writeLoop() {
 				j.mu.Unlock()
 				// Sync and close the last file (needed without
 				// journalSyncData; a no-op fsync with it).
+				j.m.unsynced.Add(1)
 				j.syncq <- &syncRequest{file: j.file, end: j.file.size, close: true}
 				return
 			}
@@ -140,7 +164,9 @@ func (j *Journal) writeLoop() {
 			timer.Stop()
 			continue
 		}
+		j.countFlushReason()
 		b, data := j.cur, j.buf
+		j.m.queued.Add(-int64(j.count))
 		j.cur, j.buf, j.count = nil, j.spare, 0
 		j.spare = nil
 		j.room.Broadcast()
@@ -150,6 +176,7 @@ func (j *Journal) writeLoop() {
 		if err != nil {
 			if !dispatched {
 				b.complete(err)
+				j.m.recordAdds(b, time.Now())
 			}
 			j.fail(err)
 			return
@@ -174,10 +201,15 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	}
 	b.fileID, b.base = jf.id, jf.size
 	if len(data) > 0 {
-		if err := writeAll(jf.f, data); err != nil {
+		start := time.Now()
+		err := writeAll(jf.f, data)
+		j.m.flush.Done(err == nil, start)
+		if err != nil {
 			return data, false, ioError(err, "journal: writing "+jf.path)
 		}
 	}
+	j.m.batchEntries.AddValue(true, int64(b.adds()))
+	j.m.batchBytes.AddValue(true, int64(len(data)))
 	jf.size += int64(len(data))
 	b.end = jf.size
 	j.stats.batches.Add(1)
@@ -187,6 +219,7 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	if j.opts.NoSyncData {
 		// Upstream's weaker promise: done once the OS has the bytes.
 		b.complete(nil)
+		j.m.recordAdds(b, time.Now())
 		req.batch = nil
 		if !roll && time.Since(*lastSync) < j.opts.PageCacheFlushInterval {
 			req = nil
@@ -194,12 +227,13 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	}
 	if req != nil {
 		*lastSync = time.Now()
+		j.m.unsynced.Add(1)
 		j.syncq <- req
 	}
 	if !roll {
 		return data, true, nil
 	}
-	next, err := createJournalFile(j.opts.FS, j.dir, jf.id+1, j.opts.FormatVersionToWrite)
+	next, err := j.createFile(jf.id + 1)
 	if err != nil {
 		return data, true, err
 	}

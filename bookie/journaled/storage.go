@@ -195,18 +195,16 @@ func (s *Storage) AddEntryAsync(ledgerID, entryID int64, payload []byte) Complet
 // AddEntryFrom adds an entry of size bytes read from r and returns once
 // the journal holds it durably, as AddEntry. The bytes are read once into
 // memory the storage keeps (the journal copies them into its batch).
-// Arguments, the size limit and the read-only mode are checked before
-// anything is read; an error reading r is returned wrapped, and nothing
-// is added.
+// The ids and the size limit are checked before anything is read (the
+// read-only mode after: a refused write is what lets the storage notice
+// that a lack of space has cleared); an error reading r is returned
+// wrapped, and nothing is added.
 func (s *Storage) AddEntryFrom(ledgerID, entryID int64, size int, r io.Reader) error {
 	switch {
 	case ledgerID < 0 || entryID < 0:
 		return errors.Wrapf(bookie.ErrInvalidArgument, "journaled: entry %d of ledger %d: ids are 0 to 2^63-1", entryID, ledgerID)
 	case size < 0 || size > s.MaxEntrySize():
 		return errors.Wrapf(bookie.ErrInvalidArgument, "journaled: entry %d of ledger %d has %d bytes; the storage takes 0 to %d", entryID, ledgerID, size, s.MaxEntrySize())
-	}
-	if ro, reason := s.ReadOnly(); ro {
-		return errors.Wrapf(bookie.ErrReadOnly, "journaled: AddEntry refused: the storage is read-only (%s)", reason)
 	}
 	payload := make([]byte, size)
 	if _, err := io.ReadFull(r, payload); err != nil {

@@ -87,6 +87,12 @@ func TestServeDiskFull(t *testing.T) {
 		// the monitor). A write failing with ENOSPC still turns the
 		// storage read-only until a checkpoint succeeds.
 		"diskCheckInterval=100000000",
+		// Ledger 2's adds must reach the write cache before the next
+		// checkpoint (flushInterval=200) finds the disk full: the journal
+		// acknowledges them once written, without waiting for an fsync
+		// or a group.
+		"journalSyncData=false",
+		"journalMaxGroupWaitMSec=0",
 	}, "\n") + "\n"
 	require.NoError(t, os.WriteFile(confPath, []byte(conf), 0o600))
 

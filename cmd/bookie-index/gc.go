@@ -40,9 +40,11 @@ func runGC(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opts.FlushInterval = -1 // no background work: this command runs the cycle
-	storage, err := bookie.Open(opts)
+	// Behind its journals: their adds reach the storage (and a deleted
+	// ledger's record stays until a recorded checkpoint covers it).
+	storage, err := openJournaled(c, opts, log)
 	if err != nil {
-		return inUse(errors.Wrap(err, "opening the ledger storage"))
+		return inUse(err)
 	}
 	req := bookie.GCRequest{Force: true, SkipMajor: minor, SkipMinor: major}
 	dirs := storage.Dirs()

@@ -56,10 +56,12 @@ func TestServeMemoryUnderConcurrentPuts(t *testing.T) {
 	entryMiB := env("BOOKIE_INDEX_MEM_ENTRY_MIB", 4)
 	writeCacheMB := env("BOOKIE_INDEX_MEM_WRITE_CACHE_MB", 64)
 	// The bound: the write cache, the bytes in flight (a quarter of it,
-	// or one entry) and 128 MiB for the runtime, the indexes and the
-	// garbage not yet collected.
+	// or one entry), the journal's copy of the adds it has not written
+	// yet (16 MiB, or one entry beyond) and 128 MiB for the runtime, the
+	// indexes and the garbage not yet collected.
 	inFlightMiB := max(writeCacheMB/4, entryMiB+1)
-	limitMiB := env("BOOKIE_INDEX_MEM_LIMIT_MIB", writeCacheMB+inFlightMiB+128)
+	journalMiB := 16 + entryMiB + 1
+	limitMiB := env("BOOKIE_INDEX_MEM_LIMIT_MIB", writeCacheMB+inFlightMiB+journalMiB+128)
 
 	root := t.TempDir()
 	bin := os.Getenv("BOOKIE_INDEX_MEM_BIN") // another build to measure (an older one, for a comparison)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie"
+	"github.com/bookie-index/bookie-index/bookie/journaled"
 	"github.com/bookie-index/bookie-index/conf"
 	"github.com/bookie-index/bookie-index/httpapi"
 	"github.com/cockroachdb/errors"
@@ -215,7 +217,7 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 	releaseDone := make(chan struct{})
 	go func() {
 		defer close(releaseDone)
-		releaseMemory(ctx, storage, c.WriteCacheMaxSizeMB<<20, c.FlushInterval, log)
+		releaseMemory(ctx, storage.Storage, c.WriteCacheMaxSizeMB<<20, c.FlushInterval, log)
 	}()
 
 	periodicDone := make(chan struct{})
@@ -268,11 +270,13 @@ func serve(ctx context.Context, stopSignals func(), args []string, stderr io.Wri
 }
 
 // openStorage opens (creating if needed) the storage of every ledger
-// directory: its entry logs, its entry location index at
+// directory — its entry logs, its entry location index at
 // conf.LocationsPaths and its ledgers index; it checkpoints every
 // flushInterval and purges deleted ledgers after each checkpoint and every
-// gcWaitTime. It logs the settings the engine ignores.
-func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool, reason string)) (*bookie.Storage, []httpapi.Directory, error) {
+// gcWaitTime — behind its journals, which it replays first (an add is
+// acknowledged once its journal holds it). It logs the settings the engine
+// ignores.
+func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool, reason string)) (*journaled.Storage, []httpapi.Directory, error) {
 	opts, notes, err := storageOptions(c, log)
 	if err != nil {
 		return nil, nil, err
@@ -287,13 +291,9 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 	for _, n := range notes {
 		log.Info(optionNoteMessage(n), "option", n)
 	}
-	storage, err := bookie.Open(opts)
-	if errors.Is(err, bookie.ErrUnconverted) && c.Source != conf.EmbeddedServerConfName {
-		// Name the command as this configuration runs it.
-		return nil, nil, errors.Wrapf(err, "opening the ledger storage (for this configuration: bookie-index migrate --conf %s)", c.Source)
-	}
+	storage, err := openJournaled(c, opts, log)
 	if err != nil {
-		return nil, nil, errors.Wrap(err, "opening the ledger storage")
+		return nil, nil, err
 	}
 	var dirs []httpapi.Directory
 	for _, d := range storage.Dirs() {
@@ -316,6 +316,33 @@ func optionNoteMessage(note string) string {
 		return "option value clipped, as RocksDB clips it"
 	}
 	return "option taken with a note"
+}
+
+// openJournaled opens the storage with opts behind the journals of c,
+// replaying them into it (serve and the offline gc: a tool that opened
+// the storage without its journals would miss the adds only they hold).
+func openJournaled(c *conf.Config, opts *bookie.Options, log *slog.Logger) (*journaled.Storage, error) {
+	jopts := c.Journal
+	jopts.Logger = log
+	log.Info("journals", "directories", strings.Join(jopts.JournalDirectories, ","), "journalSyncData", !jopts.NoSyncData,
+		"journalWriteData", !jopts.NoWriteData, "journalMaxGroupWaitMSec", max(jopts.MaxGroupWait, 0).Milliseconds(),
+		"journalFlushWhenQueueEmpty", jopts.FlushWhenQueueEmpty)
+	if jopts.NoWriteData {
+		log.Warn("journalWriteData=false: entries are not journaled; an acknowledged add is durable only at the next checkpoint (flushInterval), and a crash loses the entries the write caches hold")
+	} else if jopts.NoSyncData {
+		log.Warn("journalSyncData=false: an add is acknowledged once its journal record is written to the operating system, not synced; a power loss can lose acknowledged adds (a crash of the process cannot)")
+	}
+	storage, err := journaled.Open(journaled.Options{Storage: opts, Journal: jopts})
+	if errors.Is(err, bookie.ErrUnconverted) && c.Source != conf.EmbeddedServerConfName {
+		// Name the command as this configuration runs it.
+		return nil, errors.Wrapf(err, "opening the ledger storage (for this configuration: bookie-index migrate --conf %s)", c.Source)
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "opening the ledger storage")
+	}
+	st := storage.Replayed()
+	log.Info("journals open", "replayedRecords", st.Records, "replayedEntries", st.EntriesAdded, "lastLogMarks", fmt.Sprint(storage.Journals().LastLogMarks()))
+	return storage, nil
 }
 
 // checkAdminExposure refuses an admin server that would take
@@ -370,7 +397,7 @@ func isLoopbackHost(ctx context.Context, host string) (bool, error) {
 }
 
 // newService builds the admin API over the directories and the storage.
-func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storage, log *slog.Logger) (*httpapi.Service, error) {
+func newService(c *conf.Config, dirs []httpapi.Directory, storage *journaled.Storage, log *slog.Logger) (*httpapi.Service, error) {
 	token, err := c.ReadAuthToken()
 	if err != nil {
 		return nil, err
@@ -399,9 +426,10 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *bookie.Storag
 		BookieID:              host,
 		AuthToken:             token,
 		EnableStatistics:      c.EnableStatistics,
-		Settings:              withEffectiveOptions(c.Settings(), storage),
+		Settings:              withEffectiveOptions(c.Settings(), storage.Storage),
 		Storage:               storage,
 		GC:                    storage,
+		Journals:              storage.Journals(),
 		Registry:              registry,
 		Logger:                log,
 		MaxEntryBytes:         c.NettyMaxFrameSizeBytes,

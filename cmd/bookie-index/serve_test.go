@@ -193,7 +193,7 @@ func (b *syncBuffer) String() string {
 // TestServeInProcess runs serve in-process (so that -race sees it), with
 // the periodic compaction on, and stops it by cancelling its context.
 func TestServeInProcess(t *testing.T) {
-	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1", "journalMaxSizeMB=2048", "flushIntervl=5")
+	s := newServeSetup(t, "gcWaitTime=1000", "entryLocationCompactionInterval=1", "journalRemoveFromPageCache=true", "flushIntervl=5")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr syncBuffer
@@ -233,7 +233,7 @@ func TestServeInProcess(t *testing.T) {
 	require.Contains(t, stderr.String(), `msg="Entry location compaction finished"`)
 	require.NotContains(t, stderr.String(), "Entry location index compaction finished")
 	// The keys the file sets that serve does not use.
-	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys of the rest of a bookie, not used by bookie-index: journalMaxSizeMB"`)
+	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys of the rest of a bookie, not used by bookie-index: journalRemoveFromPageCache"`)
 	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)
 	require.Contains(t, stderr.String(), `unknown key \"flushIntervl\", ignored; did you mean \"flushInterval\"?`)
 
