@@ -34,6 +34,12 @@ func TestMetrics(t *testing.T) {
 		require.NoError(t, s.ForceLedger(0).Wait())
 		mark := s.CurrentMark()
 		require.NoError(t, s.SetCheckpointed(mark))
+		// Latencies are recorded after the waiters are woken.
+		deadline := time.Now().Add(5 * time.Second)
+		for s.Metrics()[0].AddEntry.SuccessCount < writers*adds || s.Metrics()[0].ForceLedger.SuccessCount < 1 {
+			require.True(t, time.Now().Before(deadline), "latencies not recorded")
+			time.Sleep(time.Millisecond)
+		}
 		m := s.Metrics()[0]
 		require.Equal(t, int64(writers*adds), m.AddEntry.SuccessCount)
 		require.Equal(t, int64(writers*adds), m.AddEntry.SuccessLatency.Count)

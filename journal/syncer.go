@@ -43,6 +43,7 @@ func (j *Journal) syncLoop() {
 		}
 		now := time.Now()
 		for _, r := range reqs {
+			j.m.unsynced.Add(-1)
 			if r.batch != nil {
 				r.batch.complete(failed)
 			}
@@ -56,7 +57,6 @@ func (j *Journal) syncLoop() {
 			if r.batch != nil {
 				j.m.recordAdds(r.batch, now)
 			}
-			j.m.unsynced.Add(-1)
 			reqs[i] = nil
 		}
 	}
