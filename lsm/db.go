@@ -42,7 +42,10 @@ type DB struct {
 	fs   FS
 	lock io.Closer // the directory's LOCK file
 
-	cache      *cache.Cache
+	cache *cache.Cache
+	// ownsCache: the DB made its block cache (no Options.BlockCache) and
+	// closes it.
+	ownsCache  bool
 	tableCache *tableCache
 	tableOpts  sstable.WriterOptions
 	// closedFlag is set first thing in Close, for reads that take no lock.

@@ -85,7 +85,7 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 	if o != nil {
 		opts = *o
 	}
-	s, err := d.newIterState(opts.LowerBound, opts.UpperBound, opts.Snapshot, opts.Stats, false)
+	s, err := d.newIterState(opts.LowerBound, opts.UpperBound, opts.Snapshot, opts.Stats)
 	if err != nil {
 		return nil, err
 	}
@@ -95,16 +95,13 @@ func (d *DB) NewIter(o *IterOptions) (*Iterator, error) {
 // newIterState takes an iteration state from the pool and sets it up. The
 // bounds are copied, so the caller's may live on its stack (escape analysis
 // does not tell a struct's fields apart, hence separate arguments).
-// newIterState builds the state of an iterator; oneCall says it is used
-// within one call (LastInRange), so its tables may peek at cached blocks
-// instead of holding handles.
-func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats, oneCall bool) (*iterState, error) {
-	return d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats, oneCall)
+func (d *DB) newIterState(lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (*iterState, error) {
+	return d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats)
 }
 
 // newIterStateOn is newIterState on a read state the caller loaded; it
 // takes over the caller's reference.
-func (d *DB) newIterStateOn(rs *readState, lower, upper []byte, snapshot *Snapshot, stats *ReadStats, oneCall bool) (*iterState, error) {
+func (d *DB) newIterStateOn(rs *readState, lower, upper []byte, snapshot *Snapshot, stats *ReadStats) (*iterState, error) {
 	if d.isClosed() {
 		rs.unref()
 		return nil, errors.Wrap(ErrClosed, "lsm: NewIter")
@@ -136,7 +133,7 @@ func (d *DB) newIterStateOn(rs *readState, lower, upper []byte, snapshot *Snapsh
 	if !d.opts.ReadOnly && (snapshot == nil || snapshot.seq >= base.SeqNum(d.visibleSeq.Load())) {
 		s.minRun = d.opts.MinTombstonesForRangeConversion
 	}
-	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats, PeekBlocks: oneCall}
+	tableOpts := sstable.IterOptions{LowerBound: s.lower, UpperBound: s.upper, Stats: stats}
 	v := rs.version
 
 	// The children: memtables, the L0 tables in the bounds, then one
@@ -297,7 +294,7 @@ func (d *DB) LastInRange(keyDst, valueDst, lower, upper []byte, ro *ReadOptions)
 	}
 	// The general path reads a state perhaps newer than the one-table
 	// path saw: either is a state current during the call.
-	s, err := d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats, true)
+	s, err := d.newIterStateOn(d.loadReadState(), lower, upper, snapshot, stats)
 	if err != nil {
 		return keyDst, valueDst, false, err
 	}

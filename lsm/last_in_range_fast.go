@@ -100,7 +100,7 @@ func (d *DB) lastInOneTable(rs *readState, sc *lastInRangeScratch, keyDst, value
 	defer d.tableCache.release(h)
 	sc.lower, sc.upper = append(sc.lower[:0], lower...), append(sc.upper[:0], upper...)
 	it := &sc.table
-	h.reader.InitIter(it, sstable.IterOptions{LowerBound: sc.lower, UpperBound: sc.upper, Stats: stats, PeekBlocks: true})
+	h.reader.InitIter(it, sstable.IterOptions{LowerBound: sc.lower, UpperBound: sc.upper, Stats: stats})
 	valid := it.SeekLT(sc.upper, base.SeekTrailer(base.SeqNumMax))
 	if valid {
 		tr := it.Trailer()

@@ -88,7 +88,7 @@ func (d *DB) getMerged(dst, key []byte, ro *ReadOptions) ([]byte, error) {
 	// key+"\x00" is the smallest key after key.
 	upper := make([]byte, len(key)+1)
 	copy(upper, key)
-	s, err := d.newIterState(key, upper, snapshot, stats, true)
+	s, err := d.newIterState(key, upper, snapshot, stats)
 	if err != nil {
 		return dst, err
 	}

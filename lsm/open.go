@@ -49,11 +49,14 @@ func Open(dir string, opts *Options) (*DB, error) {
 		if err != nil {
 			return nil, errors.Wrap(err, "lsm: block cache")
 		}
-		d.cache = c
+		d.cache, d.ownsCache = c, true
 	}
 	d.tableCache = newTableCache(d.fs, dir, sstable.ReaderOptions{Cache: d.cache, AlwaysLoadFilters: o.AlwaysLoadFilters}, max(o.MaxOpenFiles, 0))
 	if err := d.open(); err != nil {
 		d.tableCache.close()
+		if d.ownsCache {
+			_ = d.cache.Close()
+		}
 		if d.mu.versions != nil {
 			_ = d.mu.versions.Close()
 		}

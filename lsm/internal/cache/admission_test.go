@@ -20,7 +20,7 @@ func TestAdmit(t *testing.T) {
 		}
 		return a
 	}
-	c := newTestCache(t, Options{Capacity: 10 * (block + EntryOverhead), NumShardBits: OneShard})
+	c := newTestCache(t, Options{Capacity: 10 * charge(block), NumShardBits: OneShard})
 	require.Equal(t, DefaultFullAdmitOneIn, c.opts.FullAdmitOneIn)
 	for i := range 10 {
 		require.Equal(t, 1000, admitted(c, 1000), "room for block %d", i)
@@ -35,7 +35,7 @@ func TestAdmit(t *testing.T) {
 	insertValue(t, c, 1, 0, make([]byte, block))
 	require.Equal(t, 1000, admitted(c, 1000), "an insert fitted without evicting")
 
-	all := newTestCache(t, Options{Capacity: 2 * (block + EntryOverhead), NumShardBits: OneShard, FullAdmitOneIn: 1})
+	all := newTestCache(t, Options{Capacity: 2 * charge(block), NumShardBits: OneShard, FullAdmitOneIn: 1})
 	for i := range 5 {
 		insertValue(t, all, 1, uint64(i*block), make([]byte, block))
 	}
@@ -46,7 +46,7 @@ func TestAdmit(t *testing.T) {
 // handle.
 func insertValue(t *testing.T, c *Cache, id, offset uint64, value []byte) {
 	t.Helper()
-	h, err := c.Insert(id, offset, KindData, PriorityLow, value)
+	h, err := c.insertBytes(id, offset, KindData, PriorityLow, value)
 	require.NoError(t, err)
 	h.Release()
 }

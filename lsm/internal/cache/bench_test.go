@@ -26,7 +26,7 @@ func benchmarkLookupHitParallel(b *testing.B, blocks uint64) {
 	}
 	value := make([]byte, 4096)
 	for off := uint64(0); off < blocks; off++ {
-		h, err := c.Insert(1, off*4096, KindData, PriorityLow, value)
+		h, err := c.insertBytes(1, off*4096, KindData, PriorityLow, value)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func BenchmarkInsertEvict(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h, err := c.Insert(1, uint64(i)*4096, KindData, PriorityLow, value)
+		h, err := c.insertBytes(1, uint64(i)*4096, KindData, PriorityLow, value)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func BenchmarkGetOrLoadMiss(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		h, _, err := c.GetOrLoad(1, uint64(i)*4096, KindData, PriorityLow, load)
+		h, _, err := c.getOrLoadBytes(1, uint64(i)*4096, KindData, PriorityLow, load)
 		if err != nil {
 			b.Fatal(err)
 		}

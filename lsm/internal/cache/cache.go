@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
 	"github.com/cockroachdb/errors"
 )
 
@@ -21,6 +22,9 @@ type Cache struct {
 	// NumShardBits bits (a shift by 64 yields 0 in Go, so one shard works).
 	shardShift uint
 	shards     []shard
+	// alloc holds the memory of every block the cache hands out (package
+	// manual), cached or not.
+	alloc *manual.Allocator
 	// pinned is the sum of AddPinned.
 	pinned atomic.Int64
 	// lastID is the last id NewID handed out.
@@ -38,11 +42,12 @@ func New(opts Options) (*Cache, error) {
 		opts:       opts,
 		shardShift: uint(64 - opts.NumShardBits),
 		shards:     make([]shard, 1<<opts.NumShardBits),
+		alloc:      manual.New(manual.Options{ArenaBytes: manual.ArenaBytesFor(opts.Capacity)}),
 	}
 	capacity := c.shardCapacity()
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.init()
+		s.init(c.alloc)
 		s.setCapacityLocked(capacity, opts.HighPriorityPoolRatio)
 	}
 	return c, nil
@@ -112,26 +117,20 @@ func (c *Cache) hit(id, offset uint64, kind Kind, refs int) *entry {
 	return e
 }
 
-// Peek returns the value of the block (id, offset) and true, or nil and
-// false if it is not cached, counting a hit or a miss for kind like Lookup.
-// It takes no reference: the cache may evict the entry while the caller
-// still reads the value. That is safe — values are never reused or
-// modified — but such bytes are then briefly outside the cache's
-// accounting, so Peek is for short uses, like one point lookup, where a
-// handle's acquire and release (two atomic updates of a cache line every
-// core touches) would cost more than the rest of the hit. Hold a handle
-// (Lookup) for anything longer, such as an iterator positioned on a block.
-func (c *Cache) Peek(id, offset uint64, kind Kind) ([]byte, bool) {
-	if e := c.hit(id, offset, kind, 0); e != nil {
-		return e.value, true
-	}
-	return nil, false
-}
+// Alloc returns a buffer of n bytes from the cache's memory, for a block to
+// be read into and then inserted (Insert, or the load of GetOrLoad, which
+// take it over) or used once and given back with Free. Its contents are
+// undefined.
+func (c *Cache) Alloc(n int) (manual.Buf, error) { return c.alloc.Alloc(n) }
 
-// Insert caches value as the block (id, offset), replacing any entry already
-// there (whose outstanding handles stay valid), and returns a handle on it
-// that the caller must Release. The cache keeps value itself, not a copy:
-// the caller must not modify it afterwards.
+// Free gives back a buffer from Alloc that was not handed to the cache.
+func (c *Cache) Free(b manual.Buf) { c.alloc.Free(b) }
+
+// Insert caches buf (from Alloc) as the block (id, offset), replacing any
+// entry already there (whose outstanding handles stay valid), and returns a
+// handle on it that the caller must Release. The cache takes buf over in
+// every case, error included: the caller must not modify or free it
+// afterwards.
 //
 // A value whose charge exceeds its shard's effective capacity is not cached
 // and evicts nothing; Insert returns a detached handle on it and no error
@@ -139,20 +138,22 @@ func (c *Cache) Peek(id, offset uint64, kind Kind) ([]byte, bool) {
 // would fit an empty shard but not beside the shard's referenced entries
 // is refused with an error marked ErrFull and the zero Handle. With
 // Capacity 0, Insert returns a detached handle and caches nothing.
-func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, value []byte) (Handle, error) {
+func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, buf manual.Buf) (Handle, error) {
 	if err := checkKindAndPriority(kind, pri); err != nil {
+		c.alloc.Free(buf)
 		return Handle{}, err
 	}
 	k := key{id: id, offset: offset}
 	s := c.shardFor(k)
 	s.mu.Lock()
-	e, outcome := c.insertLocked(s, k, kind, pri, value)
+	e, outcome := c.insertLocked(s, k, kind, pri, buf)
 	if outcome == outcomeStrictReject {
 		err := base.Mark(errors.Newf(
 			"cache: cannot insert %d-byte %s block of file %d at offset %d: "+
 				"shard capacity %d, usage %d, of which %d referenced (strict capacity limit)",
-			len(value), kind, id, offset, s.capacity, s.usageLocked(), s.entryPinned.Load()), ErrFull)
+			buf.Len(), kind, id, offset, s.capacity, s.usageLocked(), s.entryPinned.Load()), ErrFull)
 		s.mu.Unlock()
+		c.alloc.Free(buf)
 		return Handle{}, err
 	}
 	s.mu.Unlock()
@@ -162,15 +163,15 @@ func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, value []byte)
 // insertLocked is Insert with the shard's lock held: it applies the current
 // effective capacity and inserts. A disabled cache (Capacity 0) hands back a
 // detached entry without counting it as a reject.
-func (c *Cache) insertLocked(s *shard, k key, kind Kind, pri Priority, value []byte) (*entry, insertOutcome) {
+func (c *Cache) insertLocked(s *shard, k key, kind Kind, pri Priority, buf manual.Buf) (*entry, insertOutcome) {
 	if c.opts.Capacity == 0 {
 		if old := s.entries[k]; old != nil {
 			s.removeLocked(old)
 		}
-		return newDetachedEntry(k, kind, value), outcomeOversized
+		return newDetachedEntry(s, k, kind, buf), outcomeOversized
 	}
 	s.setCapacityLocked(c.shardCapacity(), c.opts.HighPriorityPoolRatio)
-	return s.insertLocked(k, kind, pri, value, c.opts.StrictCapacityLimit)
+	return s.insertLocked(k, kind, pri, buf, c.opts.StrictCapacityLimit)
 }
 
 func checkKindAndPriority(kind Kind, pri Priority) error {
@@ -207,10 +208,13 @@ func (c *Cache) AddPinned(delta int64) { c.pinned.Add(delta) }
 
 // Metrics returns the cache's counters and usage, summed over the shards.
 func (c *Cache) Metrics() Metrics {
+	am := c.alloc.Metrics()
 	m := Metrics{
-		Capacity:    c.opts.Capacity,
-		PinnedUsage: c.pinned.Load(),
-		NumShards:   len(c.shards),
+		Capacity:       c.opts.Capacity,
+		PinnedUsage:    c.pinned.Load(),
+		NumShards:      len(c.shards),
+		AllocatedBytes: am.InUseBytes,
+		MappedBytes:    am.MappedBytes,
 	}
 	for i := range c.shards {
 		s := &c.shards[i]
@@ -219,4 +223,23 @@ func (c *Cache) Metrics() Metrics {
 		s.mu.Unlock()
 	}
 	return m
+}
+
+// Close empties the cache and gives its memory back to the system. Blocks
+// still referenced by handles stay valid, and their memory goes back when
+// the last is released; Close then returns an error saying how many there
+// were, since every reader should have finished (a missing Release is a
+// leak). Nothing may use the cache afterwards but those releases.
+func (c *Cache) Close() error {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		for _, l := range [2]*list{&s.low, &s.high} {
+			for !l.empty() {
+				s.removeLocked(l.root.prev)
+			}
+		}
+		s.mu.Unlock()
+	}
+	return errors.Wrap(c.alloc.Close(), "cache: close")
 }

@@ -58,13 +58,13 @@ func TestKindAndPriorityStrings(t *testing.T) {
 
 func TestInvalidArguments(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
-	_, err := c.Insert(1, 0, NumKinds, PriorityLow, []byte("x"))
+	_, err := c.insertBytes(1, 0, NumKinds, PriorityLow, []byte("x"))
 	require.ErrorContains(t, err, "kind")
-	_, err = c.Insert(1, 0, KindData, Priority(7), []byte("x"))
+	_, err = c.insertBytes(1, 0, KindData, Priority(7), []byte("x"))
 	require.ErrorContains(t, err, "priority")
-	_, _, err = c.GetOrLoad(1, 0, KindData, PriorityLow, nil)
+	_, _, err = c.getOrLoadBytes(1, 0, KindData, PriorityLow, nil)
 	require.ErrorContains(t, err, "load")
-	_, _, err = c.GetOrLoad(1, 0, Kind(200), PriorityLow, func() ([]byte, error) { return nil, nil })
+	_, _, err = c.getOrLoadBytes(1, 0, Kind(200), PriorityLow, func() ([]byte, error) { return nil, nil })
 	require.ErrorContains(t, err, "kind")
 	// Lookup has no error result: a bad kind is counted as data.
 	_, ok := c.Lookup(1, 0, Kind(200))
@@ -94,18 +94,20 @@ func TestLRUOrder(t *testing.T) {
 	_, low = shardOrder(&c.shards[0])
 	require.Equal(t, []key{{1, 4}, {1, 0}, {1, 3}, {1, 2}}, low)
 
-	// A bigger value evicts as many old entries as it needs.
-	mustInsert(t, c, 1, 5, KindData, PriorityLow, valueFor(1, 5, 100+int(charge(100))))
+	// A bigger value (two allocation units, charged a little less than
+	// two 100-byte values) evicts as many old entries as it needs: two.
+	big := 2 * int(sizeFor(100))
+	mustInsert(t, c, 1, 5, KindData, PriorityLow, valueFor(1, 5, big))
 	_, low = shardOrder(&c.shards[0])
 	require.Equal(t, []key{{1, 5}, {1, 4}, {1, 0}}, low)
 
 	m := c.Metrics()
 	require.Equal(t, int64(3), m.Entries)
-	require.Equal(t, 4*charge(100), m.Usage)
+	require.Equal(t, charge(big)+2*charge(100), m.Usage)
 	require.Equal(t, int64(3), m.Kinds[KindData].Evictions)
 	require.Equal(t, int64(6), m.Kinds[KindData].Inserts)
 	require.Equal(t, int64(1), m.Kinds[KindData].Hits)
-	require.Equal(t, int64(5*100+100+charge(100)), m.Kinds[KindData].BytesInserted)
+	require.Equal(t, int64(5*100+big), m.Kinds[KindData].BytesInserted)
 	require.Equal(t, int64(0), m.EntryPinnedUsage)
 	checkInvariants(t, c, true)
 }
@@ -123,18 +125,21 @@ func TestHitInNewestQuarterDoesNotMove(t *testing.T) {
 	require.Equal(t, key{1, 7}, before[0])
 
 	// (1,6) had one push in front of it, fewer than 8/4: it stays.
-	v, ok := c.Peek(1, 6, KindData)
-	require.True(t, ok)
-	require.Equal(t, valueFor(1, 6, 100), v)
+	hit := func(c *Cache, id, offset uint64, kind Kind) bool {
+		h, ok := c.Lookup(id, offset, kind)
+		if ok {
+			require.Equal(t, valueFor(id, offset, 100), h.Value())
+		}
+		h.Release()
+		return ok
+	}
+	require.True(t, hit(c, 1, 6, KindData))
 	require.Equal(t, before, order())
 	// (1,5) had two, not fewer than 8/4: it moves to the front, as does
-	// the oldest entry through Lookup.
-	_, ok = c.Peek(1, 5, KindData)
-	require.True(t, ok)
+	// the oldest entry.
+	require.True(t, hit(c, 1, 5, KindData))
 	require.Equal(t, key{1, 5}, order()[0])
-	h, ok := c.Lookup(1, 0, KindData)
-	require.True(t, ok)
-	h.Release()
+	require.True(t, hit(c, 1, 0, KindData))
 	require.Equal(t, []key{{1, 0}, {1, 5}, {1, 7}, {1, 6}, {1, 4}, {1, 3}, {1, 2}, {1, 1}}, order())
 
 	// A demoted high-priority entry is moved back into the pool by a hit,
@@ -146,18 +151,16 @@ func TestHitInNewestQuarterDoesNotMove(t *testing.T) {
 	high, low := shardOrder(&c2.shards[0])
 	require.Equal(t, []key{{1, 2}, {1, 1}}, high)
 	require.Equal(t, []key{{1, 0}}, low)
-	_, ok = c2.Peek(1, 0, KindIndex)
-	require.True(t, ok)
+	require.True(t, hit(c2, 1, 0, KindIndex))
 	high, low = shardOrder(&c2.shards[0])
 	require.Equal(t, []key{{1, 0}, {1, 2}}, high)
 	require.Equal(t, []key{{1, 1}}, low)
 
-	_, ok = c.Peek(9, 9, KindData)
-	require.False(t, ok)
+	require.False(t, hit(c, 9, 9, KindData))
 	m := c.Metrics()
 	require.Equal(t, int64(3), m.Kinds[KindData].Hits)
 	require.Equal(t, int64(1), m.Kinds[KindData].Misses)
-	require.Equal(t, int64(0), m.EntryPinnedUsage, "Peek takes no reference")
+	require.Equal(t, int64(0), m.EntryPinnedUsage)
 	checkInvariants(t, c, true)
 }
 
@@ -188,7 +191,7 @@ func TestHighPriorityPoolProtectsIndexFromScan(t *testing.T) {
 	}
 	// A scan of many data blocks, each read once.
 	for off := uint64(0); off < 1000; off++ {
-		h, hit, err := c.GetOrLoad(dataID, off, KindData, PriorityLow, func() ([]byte, error) {
+		h, hit, err := c.getOrLoadBytes(dataID, off, KindData, PriorityLow, func() ([]byte, error) {
 			return valueFor(dataID, off, 100), nil
 		})
 		require.NoError(t, err)
@@ -237,7 +240,7 @@ func TestHighPriorityPoolOverflowDemotes(t *testing.T) {
 	require.Equal(t, []key{{1, 2}, {1, 1}}, low)
 	// A high-priority value larger than the whole pool goes to the low list
 	// instead of demoting the pool.
-	mustInsert(t, c, 1, 99, KindFilter, PriorityHigh, valueFor(1, 99, int(5*charge(100))-EntryOverhead))
+	mustInsert(t, c, 1, 99, KindFilter, PriorityHigh, valueFor(1, 99, 5*int(sizeFor(100))))
 	high, low = shardOrder(&c.shards[0])
 	require.Equal(t, []key{{1, 0}, {1, 5}, {1, 4}, {1, 3}}, high)
 	require.Equal(t, []key{{1, 99}, {1, 2}}, low, "(1,1) was evicted to make room")
@@ -246,7 +249,7 @@ func TestHighPriorityPoolOverflowDemotes(t *testing.T) {
 
 func TestReferencedEntriesSurviveEviction(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 4 * charge(100), NumShardBits: OneShard})
-	h0, err := c.Insert(1, 0, KindData, PriorityLow, valueFor(1, 0, 100))
+	h0, err := c.insertBytes(1, 0, KindData, PriorityLow, valueFor(1, 0, 100))
 	require.NoError(t, err)
 	h1, ok := func() (Handle, bool) {
 		mustInsert(t, c, 1, 1, KindData, PriorityLow, valueFor(1, 1, 100))
@@ -288,7 +291,7 @@ func TestPinnedEntriesMayOvershootCapacity(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 2 * charge(100), NumShardBits: OneShard})
 	var hs []Handle
 	for off := uint64(0); off < 3; off++ {
-		h, err := c.Insert(1, off, KindData, PriorityLow, valueFor(1, off, 100))
+		h, err := c.insertBytes(1, off, KindData, PriorityLow, valueFor(1, off, 100))
 		require.NoError(t, err)
 		hs = append(hs, h)
 	}
@@ -308,7 +311,7 @@ func TestStrictCapacityLimit(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 3 * charge(100), NumShardBits: OneShard, StrictCapacityLimit: true})
 	var hs []Handle
 	for off := uint64(0); off < 2; off++ {
-		h, err := c.Insert(1, off, KindIndex, PriorityLow, valueFor(1, off, 100))
+		h, err := c.insertBytes(1, off, KindIndex, PriorityLow, valueFor(1, off, 100))
 		require.NoError(t, err)
 		hs = append(hs, h)
 	}
@@ -319,7 +322,7 @@ func TestStrictCapacityLimit(t *testing.T) {
 	require.False(t, cached(c, 1, 2))
 
 	// Needs two slots; only one can be freed: refused, and nothing evicted.
-	h, err := c.Insert(1, 4, KindData, PriorityLow, valueFor(1, 4, 100+int(charge(100))))
+	h, err := c.insertBytes(1, 4, KindData, PriorityLow, valueFor(1, 4, 100+int(charge(100))))
 	require.Error(t, err)
 	require.True(t, errors.Is(err, ErrFull))
 	require.Contains(t, err.Error(), "capacity")
@@ -329,7 +332,7 @@ func TestStrictCapacityLimit(t *testing.T) {
 
 	// GetOrLoad of the same value still returns it, detached.
 	want := valueFor(1, 4, 100+int(charge(100)))
-	h, hit, err := c.GetOrLoad(1, 4, KindData, PriorityLow, func() ([]byte, error) { return want, nil })
+	h, hit, err := c.getOrLoadBytes(1, 4, KindData, PriorityLow, func() ([]byte, error) { return want, nil })
 	require.NoError(t, err)
 	require.False(t, hit)
 	require.Equal(t, want, h.Value())
@@ -364,16 +367,16 @@ func TestOversizedValueIsNotInsertedAndEvictsNothing(t *testing.T) {
 			mBefore := c.Metrics()
 			require.Equal(t, int64(4*16), mBefore.Entries)
 
-			// One byte more than a shard: refused, in every shard.
-			big := make([]byte, capacity/4-EntryOverhead+1)
+			// One byte more than fits a shard: refused, in every shard.
+			big := make([]byte, largestFitting(capacity/4)+1)
 			for off := uint64(0); off < 16; off++ {
-				h, err := c.Insert(2, off, KindFilter, PriorityHigh, big)
+				h, err := c.insertBytes(2, off, KindFilter, PriorityHigh, big)
 				require.NoError(t, err)
 				require.True(t, h.Valid())
 				require.Len(t, h.Value(), len(big))
 				h.Release()
 
-				h, hit, err := c.GetOrLoad(3, off, KindFilter, PriorityHigh, func() ([]byte, error) { return big, nil })
+				h, hit, err := c.getOrLoadBytes(3, off, KindFilter, PriorityHigh, func() ([]byte, error) { return big, nil })
 				require.NoError(t, err)
 				require.False(t, hit)
 				require.Len(t, h.Value(), len(big))
@@ -421,7 +424,7 @@ func TestOversizedFilterEvictsNothing(t *testing.T) {
 	filterID := c.NewID()
 	loads := 0
 	for i := 0; i < 100; i++ {
-		h, hit, err := c.GetOrLoad(filterID, 0, KindFilter, PriorityHigh, func() ([]byte, error) {
+		h, hit, err := c.getOrLoadBytes(filterID, 0, KindFilter, PriorityHigh, func() ([]byte, error) {
 			loads++
 			return filter, nil
 		})
@@ -471,7 +474,7 @@ func TestAddPinnedShrinksEffectiveCapacity(t *testing.T) {
 	}
 
 	// A value that fitted before is now oversized.
-	h, err := c.Insert(2, 0, KindData, PriorityLow, valueFor(2, 0, int(7*charge(100))-EntryOverhead))
+	h, err := c.insertBytes(2, 0, KindData, PriorityLow, valueFor(2, 0, int(7*charge(100))-EntryOverhead))
 	require.NoError(t, err)
 	h.Release()
 	require.False(t, cached(c, 2, 0))
@@ -480,7 +483,7 @@ func TestAddPinnedShrinksEffectiveCapacity(t *testing.T) {
 
 	// Pinning more than the capacity leaves nothing; un-pinning restores it.
 	c.AddPinned(100 * charge(100))
-	h, err = c.Insert(2, 1, KindData, PriorityLow, valueFor(2, 1, 100))
+	h, err = c.insertBytes(2, 1, KindData, PriorityLow, valueFor(2, 1, 100))
 	require.NoError(t, err)
 	require.Equal(t, valueFor(2, 1, 100), h.Value())
 	h.Release()
@@ -494,7 +497,7 @@ func TestAddPinnedShrinksEffectiveCapacity(t *testing.T) {
 	// A negative total (a caller bug) counts as zero, not as extra room.
 	c.AddPinned(-5 * charge(100))
 	require.Equal(t, -5*charge(100), c.Metrics().PinnedUsage)
-	h, err = c.Insert(2, 3, KindData, PriorityLow, valueFor(2, 3, int(10*charge(100))-EntryOverhead+1))
+	h, err = c.insertBytes(2, 3, KindData, PriorityLow, valueFor(2, 3, int(10*charge(100))-EntryOverhead+1))
 	require.NoError(t, err)
 	h.Release()
 	require.False(t, cached(c, 2, 3), "oversized for the configured capacity")
@@ -502,7 +505,7 @@ func TestAddPinnedShrinksEffectiveCapacity(t *testing.T) {
 }
 
 func TestEvictFile(t *testing.T) {
-	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: 2})
+	c := newTestCache(t, Options{Capacity: 4 << 20, NumShardBits: 2}) // room for all 200 (4 KiB each with invariants)
 	a, b := c.NewID(), c.NewID()
 	require.NotEqual(t, a, b)
 	for off := uint64(0); off < 100; off++ {
@@ -535,7 +538,7 @@ func TestEvictFile(t *testing.T) {
 
 func TestInsertReplacesKeepingOldHandles(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 1 << 20, NumShardBits: OneShard})
-	old, err := c.Insert(1, 0, KindData, PriorityLow, []byte("old"))
+	old, err := c.insertBytes(1, 0, KindData, PriorityLow, []byte("old"))
 	require.NoError(t, err)
 	mustInsert(t, c, 1, 0, KindData, PriorityHigh, []byte("newer"))
 	require.Equal(t, []byte("old"), old.Value())
@@ -553,7 +556,7 @@ func TestInsertReplacesKeepingOldHandles(t *testing.T) {
 
 func TestCapacityZeroDisablesCaching(t *testing.T) {
 	c := newTestCache(t, Options{Capacity: 0})
-	h, err := c.Insert(1, 0, KindData, PriorityLow, []byte("abc"))
+	h, err := c.insertBytes(1, 0, KindData, PriorityLow, []byte("abc"))
 	require.NoError(t, err)
 	require.Equal(t, []byte("abc"), h.Value())
 	h.Release()
@@ -561,7 +564,7 @@ func TestCapacityZeroDisablesCaching(t *testing.T) {
 	require.False(t, ok)
 	loads := 0
 	for i := 0; i < 3; i++ {
-		h, hit, err := c.GetOrLoad(1, 0, KindData, PriorityLow, func() ([]byte, error) {
+		h, hit, err := c.getOrLoadBytes(1, 0, KindData, PriorityLow, func() ([]byte, error) {
 			loads++
 			return []byte("abc"), nil
 		})
@@ -599,7 +602,7 @@ func TestLookupHitAllocatesNothing(t *testing.T) {
 	// GetOrLoad's hit path too.
 	load := func() ([]byte, error) { return nil, errors.New("unexpected load") }
 	allocs = testing.AllocsPerRun(1000, func() {
-		h, hit, err := c.GetOrLoad(1, off%100, KindIndex, PriorityHigh, load)
+		h, hit, err := c.getOrLoadBytes(1, off%100, KindIndex, PriorityHigh, load)
 		if err != nil || !hit {
 			panic("miss")
 		}

@@ -90,8 +90,12 @@ func testConcurrentOperations(t *testing.T, strict bool) {
 				switch r := rng.Intn(100); {
 				case r < 15:
 					lookups[g]++
-					if v, ok := c.Peek(id, offset, kind); ok && !bytes.Equal(v, want(id, offset)) {
-						err = errors.Newf("Peek(%d, %d) returned another block's bytes", id, offset)
+					// A lookup used at once, as a point lookup does.
+					if h, ok := c.Lookup(id, offset, kind); ok {
+						if !bytes.Equal(h.Value(), want(id, offset)) {
+							err = errors.Newf("Lookup(%d, %d) returned another block's bytes", id, offset)
+						}
+						h.Release()
 					}
 				case r < 35:
 					lookups[g]++
@@ -102,7 +106,7 @@ func testConcurrentOperations(t *testing.T, strict bool) {
 				case r < 70:
 					lookups[g]++
 					fail := rng.Intn(20) == 0
-					h, _, lerr := c.GetOrLoad(id, offset, kind, pri, func() ([]byte, error) {
+					h, _, lerr := c.getOrLoadBytes(id, offset, kind, pri, func() ([]byte, error) {
 						if fail {
 							return nil, errLoad
 						}
@@ -116,7 +120,7 @@ func testConcurrentOperations(t *testing.T, strict bool) {
 						keep(h, id, offset)
 					}
 				case r < 85:
-					h, ierr := c.Insert(id, offset, kind, pri, want(id, offset))
+					h, ierr := c.insertBytes(id, offset, kind, pri, want(id, offset))
 					switch {
 					case ierr != nil && !(strict && errors.Is(ierr, ErrFull)):
 						err = ierr

@@ -1,6 +1,9 @@
 package cache
 
-import "github.com/cockroachdb/errors"
+import (
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
+	"github.com/cockroachdb/errors"
+)
 
 // flight is one GetOrLoad load in progress. Callers that miss on a key with
 // a flight wait for it instead of loading the block again. waiters is
@@ -14,7 +17,8 @@ type flight struct {
 }
 
 // GetOrLoad returns a handle on the block (id, offset), loading it with load
-// on a miss. hit reports whether it was cached. The caller must Release the
+// on a miss: load returns the block in a buffer from Alloc, which the cache
+// takes over (on error load must free what it allocated). hit reports whether it was cached. The caller must Release the
 // handle.
 //
 // Loads are single-flight per key: callers that miss while another caller's
@@ -27,7 +31,7 @@ type flight struct {
 // nil error: the read succeeds without being cached. An oversized value is
 // likewise returned detached (see the package documentation).
 func (c *Cache) GetOrLoad(id, offset uint64, kind Kind, pri Priority,
-	load func() ([]byte, error)) (h Handle, hit bool, err error) {
+	load func() (manual.Buf, error)) (h Handle, hit bool, err error) {
 	if err := checkKindAndPriority(kind, pri); err != nil {
 		return Handle{}, false, err
 	}
@@ -72,7 +76,7 @@ func (c *Cache) GetOrLoad(id, offset uint64, kind Kind, pri Priority,
 // caches the value. If load panics, the waiters are released with an error
 // and the panic continues in the loading goroutine.
 func (c *Cache) runFlight(s *shard, f *flight, k key, kind Kind, pri Priority,
-	load func() ([]byte, error)) (*entry, error) {
+	load func() (manual.Buf, error)) (*entry, error) {
 	returned := false
 	defer func() {
 		if returned {
@@ -97,7 +101,7 @@ func (c *Cache) runFlight(s *shard, f *flight, k key, kind Kind, pri Priority,
 	}
 	e, outcome := c.insertLocked(s, k, kind, pri, value)
 	if outcome == outcomeStrictReject {
-		e = newDetachedEntry(k, kind, value)
+		e = newDetachedEntry(s, k, kind, value)
 	}
 	s.acquireLocked(e, f.waiters)
 	s.mu.Unlock()

@@ -32,7 +32,7 @@ func startFlight(t *testing.T, c *Cache, n int, value []byte, err error) (hs []H
 		go func() {
 			defer wg.Done()
 			var hit bool
-			hs[i], hit, errs[i] = c.GetOrLoad(1, 0, KindFilter, PriorityHigh, load)
+			hs[i], hit, errs[i] = c.getOrLoadBytes(1, 0, KindFilter, PriorityHigh, load)
 			if hit {
 				errs[i] = errors.New("unexpected hit")
 			}
@@ -87,7 +87,7 @@ func TestGetOrLoadSingleFlight(t *testing.T) {
 			require.Empty(t, c.shards[0].flights)
 			checkInvariants(t, c, true)
 
-			h, hit, err := c.GetOrLoad(1, 0, KindFilter, PriorityHigh, func() ([]byte, error) { return want, nil })
+			h, hit, err := c.getOrLoadBytes(1, 0, KindFilter, PriorityHigh, func() ([]byte, error) { return want, nil })
 			require.NoError(t, err)
 			require.Equal(t, tc.cached, hit)
 			h.Release()
@@ -111,7 +111,7 @@ func TestGetOrLoadErrorReachesEveryCaller(t *testing.T) {
 	require.Empty(t, c.shards[0].flights)
 
 	// Nothing was cached, so the next call loads again.
-	h, hit, err := c.GetOrLoad(1, 0, KindFilter, PriorityHigh, func() ([]byte, error) { return []byte("ok"), nil })
+	h, hit, err := c.getOrLoadBytes(1, 0, KindFilter, PriorityHigh, func() ([]byte, error) { return []byte("ok"), nil })
 	require.NoError(t, err)
 	require.False(t, hit)
 	require.Equal(t, []byte("ok"), h.Value())
@@ -125,7 +125,7 @@ func TestGetOrLoadPanicReleasesWaiters(t *testing.T) {
 	leaderDone := make(chan any)
 	go func() {
 		defer func() { leaderDone <- recover() }()
-		_, _, _ = c.GetOrLoad(1, 0, KindData, PriorityLow, func() ([]byte, error) {
+		_, _, _ = c.getOrLoadBytes(1, 0, KindData, PriorityLow, func() ([]byte, error) {
 			close(started)
 			<-proceed
 			panic("loader bug")
@@ -134,7 +134,7 @@ func TestGetOrLoadPanicReleasesWaiters(t *testing.T) {
 	<-started
 	waiterErr := make(chan error)
 	go func() {
-		_, _, err := c.GetOrLoad(1, 0, KindData, PriorityLow, func() ([]byte, error) { return []byte("x"), nil })
+		_, _, err := c.getOrLoadBytes(1, 0, KindData, PriorityLow, func() ([]byte, error) { return []byte("x"), nil })
 		waiterErr <- err
 	}()
 	for c.Metrics().Kinds[KindData].Misses < 2 {
@@ -146,7 +146,7 @@ func TestGetOrLoadPanicReleasesWaiters(t *testing.T) {
 	require.ErrorContains(t, err, "panicked")
 	require.Empty(t, c.shards[0].flights)
 
-	h, hit, err := c.GetOrLoad(1, 0, KindData, PriorityLow, func() ([]byte, error) { return []byte("x"), nil })
+	h, hit, err := c.getOrLoadBytes(1, 0, KindData, PriorityLow, func() ([]byte, error) { return []byte("x"), nil })
 	require.NoError(t, err)
 	require.False(t, hit)
 	h.Release()
@@ -158,7 +158,7 @@ func TestGetOrLoadDifferentKeysDoNotWait(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h, _, err := c.GetOrLoad(1, 0, KindData, PriorityLow, func() ([]byte, error) {
+		h, _, err := c.getOrLoadBytes(1, 0, KindData, PriorityLow, func() ([]byte, error) {
 			<-block
 			return []byte("slow"), nil
 		})
@@ -172,7 +172,7 @@ func TestGetOrLoadDifferentKeysDoNotWait(t *testing.T) {
 	// Same shard, other key: not blocked by the slow load (it runs
 	// without the shard lock).
 	for i := uint64(1); i < 10; i++ {
-		h, hit, err := c.GetOrLoad(1, i, KindData, PriorityLow, func() ([]byte, error) {
+		h, hit, err := c.getOrLoadBytes(1, i, KindData, PriorityLow, func() ([]byte, error) {
 			return []byte(fmt.Sprint(i)), nil
 		})
 		require.NoError(t, err)

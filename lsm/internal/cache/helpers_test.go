@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,7 +73,7 @@ func shardInvariantError(s *shard, quiescent bool) string {
 				return "entry on a list twice"
 			case e.shard != s:
 				return "entry names another shard"
-			case e.charge != int64(len(e.value))+EntryOverhead:
+			case e.charge() != charge(len(e.value())):
 				return "wrong charge"
 			case e.state.Load()&stateCached == 0:
 				return "listed entry without the cached bit"
@@ -81,9 +83,9 @@ func shardInvariantError(s *shard, quiescent bool) string {
 				return "low-priority entry in the pool"
 			}
 			onList[e] = true
-			bytes += e.charge
+			bytes += e.charge()
 			if e.state.Load() >= stateCached+stateRef {
-				pinned += e.charge
+				pinned += e.charge()
 			}
 		}
 		if bytes != l.bytes {
@@ -131,8 +133,52 @@ func newTestCache(t testing.TB, opts Options) *Cache {
 	return c
 }
 
+// sizeFor is the memory a value of n bytes takes in the cache's allocator:
+// n rounded up to its unit (values in these tests are far smaller than an
+// arena, which would get mappings of their own).
+func sizeFor(n int) int64 {
+	u := int64(manual.UnitSize())
+	return (int64(n) + u - 1) / u * u
+}
+
 // charge is the charge of a value of n bytes.
-func charge(n int) int64 { return int64(n) + EntryOverhead }
+func charge(n int) int64 { return sizeFor(n) + EntryOverhead }
+
+// largestFitting returns the longest value whose charge is at most ch.
+func largestFitting(ch int64) int {
+	u := int64(manual.UnitSize())
+	return int((ch - EntryOverhead) / u * u)
+}
+
+// bufOf copies v into a buffer of the cache's allocator.
+func (c *Cache) bufOf(v []byte) manual.Buf {
+	b, err := c.Alloc(len(v))
+	if err != nil {
+		panic(err)
+	}
+	copy(b.Bytes(), v)
+	return b
+}
+
+// insertBytes inserts a copy of v.
+func (c *Cache) insertBytes(id, offset uint64, kind Kind, pri Priority, v []byte) (Handle, error) {
+	return c.Insert(id, offset, kind, pri, c.bufOf(v))
+}
+
+// getOrLoadBytes is GetOrLoad with a load that returns ordinary bytes,
+// copied into the cache's memory.
+func (c *Cache) getOrLoadBytes(id, offset uint64, kind Kind, pri Priority, load func() ([]byte, error)) (Handle, bool, error) {
+	if load == nil {
+		return c.GetOrLoad(id, offset, kind, pri, nil)
+	}
+	return c.GetOrLoad(id, offset, kind, pri, func() (manual.Buf, error) {
+		v, err := load()
+		if err != nil {
+			return manual.Buf{}, err
+		}
+		return c.bufOf(v), nil
+	})
+}
 
 // valueFor returns n deterministic bytes for the block (id, offset) so that
 // tests can check that a handle holds its own key's bytes.
@@ -151,7 +197,7 @@ func valueFor(id, offset uint64, n int) []byte {
 // mustInsert inserts and releases at once, failing the test on error.
 func mustInsert(t testing.TB, c *Cache, id, offset uint64, kind Kind, pri Priority, value []byte) {
 	t.Helper()
-	h, err := c.Insert(id, offset, kind, pri, value)
+	h, err := c.insertBytes(id, offset, kind, pri, value)
 	require.NoError(t, err)
 	require.True(t, h.Valid())
 	h.Release()

@@ -15,7 +15,7 @@ import (
 func TestReleaseTwicePanicsWithInvariants(t *testing.T) {
 	for _, capacity := range []int64{0, 1 << 20} { // detached, cached
 		c := newTestCache(t, Options{Capacity: capacity, NumShardBits: OneShard})
-		h, err := c.Insert(1, 0, KindData, PriorityLow, []byte("block"))
+		h, err := c.insertBytes(1, 0, KindData, PriorityLow, []byte("block"))
 		require.NoError(t, err)
 		h.Release()
 		require.Panics(t, h.Release, "capacity %d", capacity)

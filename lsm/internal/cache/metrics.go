@@ -53,6 +53,16 @@ type Metrics struct {
 	// StrictRejects counts values not cached because of
 	// StrictCapacityLimit.
 	StrictRejects int64
+	// AllocatedBytes is the memory of the blocks the cache has handed
+	// out and not yet taken back: cached entries (their Usage less the
+	// per-entry overhead) and blocks still held by handles or in use for
+	// one read.
+	AllocatedBytes int64
+	// MappedBytes is the memory the cache's allocator holds from the
+	// system (package manual): AllocatedBytes and the free space between
+	// blocks. It bounds what the cache adds to the process's resident
+	// memory.
+	MappedBytes int64
 	// Kinds holds the counters of each kind of block, indexed by Kind.
 	Kinds [NumKinds]KindMetrics
 }

@@ -126,7 +126,7 @@ func (m *shardModel) insert(k key, kind Kind, pri Priority, value []byte) (*mode
 	if old := m.find(k); old != nil {
 		m.unlink(old)
 	}
-	e := &modelEntry{k: k, value: value, charge: int64(len(value)) + EntryOverhead, kind: kind, pri: pri, refs: 1}
+	e := &modelEntry{k: k, value: value, charge: charge(len(value)), kind: kind, pri: pri, refs: 1}
 	if e.charge > m.capacity {
 		m.metrics.OversizedRejects++
 		return nil, outcomeOversized
@@ -219,7 +219,7 @@ func TestRandomizedAgainstModel(t *testing.T) {
 
 func runModel(t *testing.T, rng *rand.Rand, ops int) {
 	opts := Options{
-		Capacity:              []int64{0, 800, 2000, 5000}[rng.Intn(4)],
+		Capacity:              []int64{0, 8000, 20000, 50000}[rng.Intn(4)],
 		NumShardBits:          OneShard,
 		HighPriorityPoolRatio: []float64{0.1, 0.5, 1}[rng.Intn(3)],
 		StrictCapacityLimit:   rng.Intn(2) == 0,
@@ -231,7 +231,7 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 	version := 0
 	newValue := func(k key) []byte {
 		version++
-		v := valueFor(k.id, k.offset, rng.Intn(500))
+		v := valueFor(k.id, k.offset, rng.Intn(5000))
 		if len(v) > 0 {
 			v[0] = byte(version)
 		}
@@ -258,7 +258,7 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 		case r < 30:
 			desc = fmt.Sprintf("Insert(%v, %v, %v)", k, kind, pri)
 			v := newValue(k)
-			h, err := c.Insert(k.id, k.offset, kind, pri, v)
+			h, err := c.insertBytes(k.id, k.offset, kind, pri, v)
 			me, outcome := m.insert(k, kind, pri, v)
 			if outcome == outcomeStrictReject {
 				require.True(t, errors.Is(err, ErrFull), "%s: %v", desc, err)
@@ -268,13 +268,14 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 			require.NoError(t, err, desc)
 			hold(h, me, v)
 		case r < 40:
-			desc = fmt.Sprintf("Peek(%v)", k)
-			v, ok := c.Peek(k.id, k.offset, kind)
+			desc = fmt.Sprintf("Lookup+Release(%v)", k)
+			h, ok := c.Lookup(k.id, k.offset, kind)
 			me := m.lookup(k, kind)
 			require.Equal(t, me != nil, ok, desc)
 			if ok {
-				me.refs-- // Peek takes no reference
-				require.Equal(t, me.value, v, desc)
+				require.Equal(t, me.value, h.Value(), desc)
+				h.Release()
+				me.refs--
 			}
 		case r < 55:
 			desc = fmt.Sprintf("Lookup(%v)", k)
@@ -288,7 +289,7 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 			desc = fmt.Sprintf("GetOrLoad(%v, %v, %v)", k, kind, pri)
 			v := newValue(k)
 			loaded := false
-			h, hit, err := c.GetOrLoad(k.id, k.offset, kind, pri, func() ([]byte, error) {
+			h, hit, err := c.getOrLoadBytes(k.id, k.offset, kind, pri, func() ([]byte, error) {
 				loaded = true
 				return v, nil
 			})
@@ -319,7 +320,7 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 			c.EvictFile(k.id)
 			m.evictFile(k.id)
 		default:
-			delta := rng.Int63n(1500) - 700
+			delta := rng.Int63n(15000) - 7000
 			if m.pinned+delta < 0 {
 				delta = -m.pinned
 			}
@@ -339,6 +340,9 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 		want.Usage = m.usage()
 		want.Entries = int64(len(m.high) + len(m.low))
 		want.EntryPinnedUsage = m.pinnedCharge()
+		want.AllocatedBytes = m.allocated(held)
+		want.MappedBytes = got.MappedBytes
+		require.GreaterOrEqual(t, got.MappedBytes, got.AllocatedBytes)
 		if got != want {
 			require.Equal(t, want, got, "after op %d %s: metrics", op, desc)
 		}
@@ -349,4 +353,28 @@ func runModel(t *testing.T, rng *rand.Rand, ops int) {
 		hh.h.Release()
 	}
 	require.Zero(t, c.Metrics().EntryPinnedUsage)
+	require.Equal(t, m.allocated(nil), c.Metrics().AllocatedBytes, "released blocks that left the cache are freed")
+	require.NoError(t, c.Close())
+	require.Zero(t, c.Metrics().MappedBytes)
+}
+
+// allocated is the memory the cache's blocks should hold: every cached
+// entry, and every entry no longer cached (detached, evicted, replaced)
+// that a held handle still references, once each.
+func (m *shardModel) allocated(held []heldHandle) int64 {
+	var n int64
+	cached := map[*modelEntry]bool{}
+	for _, e := range append(slices.Clone(m.high), m.low...) {
+		cached[e] = true
+		n += sizeFor(len(e.value))
+	}
+	counted := map[*entry]bool{}
+	for _, hh := range held {
+		if hh.me != nil && cached[hh.me] || counted[hh.h.e] {
+			continue
+		}
+		counted[hh.h.e] = true
+		n += sizeFor(len(hh.want))
+	}
+	return n
 }

@@ -3,6 +3,8 @@ package cache
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
 )
 
 // cacheLinePad keeps neighbouring shards in the Cache's slice off each
@@ -19,6 +21,18 @@ const cacheLinePad = 64
 // entries in place (see evictLocked for the cost).
 type shard struct {
 	mu sync.Mutex
+	// entryPinned is the charge of the cached entries that have outside
+	// references. Release updates it without the lock; it is exact when
+	// no Release is in flight and otherwise may only overstate. It shares
+	// mu's cache line: a lookup updates it under the lock, and the
+	// release that follows on the same core usually finds the line there.
+	entryPinned atomic.Int64
+	// full is set when the shard's last insert had to evict to make room,
+	// cleared when one fitted without evicting (read by Admit without the
+	// lock).
+	full atomic.Bool
+	// alloc is the cache's allocator, which entries' buffers go back to.
+	alloc *manual.Allocator
 
 	// The fields below are guarded by mu.
 
@@ -38,20 +52,11 @@ type shard struct {
 	oversized    int64 // values refused because their charge exceeded capacity
 	strict       int64 // values refused by the strict capacity limit
 
-	// full is set when the shard's last insert had to evict to make room,
-	// cleared when one fitted without evicting (read by Admit without the
-	// lock).
-	full atomic.Bool
-
-	// entryPinned is the charge of the cached entries that have outside
-	// references. Release updates it without the lock; it is exact when
-	// no Release is in flight and otherwise may only overstate.
-	entryPinned atomic.Int64
-
 	_ [cacheLinePad]byte
 }
 
-func (s *shard) init() {
+func (s *shard) init(alloc *manual.Allocator) {
+	s.alloc = alloc
 	s.entries = make(map[key]*entry)
 	s.files = make(map[uint64]*entry)
 	s.high.init()
@@ -86,7 +91,7 @@ func (s *shard) acquireLocked(e *entry, n int) {
 	after := e.state.Add(int32(n) * stateRef)
 	if after-int32(n)*stateRef == stateCached {
 		// The first outside reference of a cached entry: it is pinned.
-		s.entryPinned.Add(e.charge)
+		s.entryPinned.Add(e.charge())
 	}
 }
 
@@ -122,7 +127,7 @@ func (s *shard) touchLocked(e *entry) {
 // low-priority list otherwise. Putting an entry larger than the whole pool
 // into it would only demote every other pool entry and then itself.
 func (s *shard) pushLocked(e *entry) {
-	if e.pri == PriorityHigh && e.charge <= s.highCapacity {
+	if e.pri == PriorityHigh && e.charge() <= s.highCapacity {
 		e.inHighPool = true
 		s.high.pushFront(e)
 		s.demoteLocked()
@@ -146,7 +151,8 @@ func (s *shard) demoteLocked() {
 
 // removeLocked takes e out of the cache: off its LRU list, its file list and
 // the map, and drops the cache's own reference. Outside handles of e stay
-// valid; its bytes are freed by the garbage collector after their release.
+// valid; the release of the last one frees its buffer. Without handles it
+// is freed here.
 func (s *shard) removeLocked(e *entry) {
 	if e.inHighPool {
 		s.high.remove(e)
@@ -155,9 +161,13 @@ func (s *shard) removeLocked(e *entry) {
 	}
 	s.unlinkFileLocked(e)
 	delete(s.entries, e.key)
-	if e.state.Add(-stateCached) >= stateRef {
+	charge := e.charge() // before the decrement, after which a Release may free e
+	switch n := e.state.Add(-stateCached); {
+	case n == 0:
+		e.free()
+	case n >= stateRef:
 		// It was pinned by handles; now it is merely referenced.
-		s.entryPinned.Add(-e.charge)
+		s.entryPinned.Add(-charge)
 	}
 }
 
@@ -200,20 +210,21 @@ const (
 	outcomeStrictReject
 )
 
-// insertLocked caches value under k, replacing any entry already there,
+// insertLocked caches buf under k, replacing any entry already there,
 // after applying the shard's capacity (setCapacityLocked must have run).
-func (s *shard) insertLocked(k key, kind Kind, pri Priority, value []byte, strict bool) (*entry, insertOutcome) {
+// On outcomeStrictReject buf is still the caller's.
+func (s *shard) insertLocked(k key, kind Kind, pri Priority, buf manual.Buf, strict bool) (*entry, insertOutcome) {
 	if old := s.entries[k]; old != nil {
 		s.removeLocked(old)
 	}
-	charge := int64(len(value)) + EntryOverhead
+	charge := buf.Size() + EntryOverhead
 	if charge > s.capacity {
 		// The oversized-block policy (see doc.go): never make room for a
 		// value that cannot fit in the shard at all. Inserting it would
 		// empty the shard and then be evicted on its release, so every
 		// read would pay for a re-read and a cleared shard.
 		s.oversized++
-		return newDetachedEntry(k, kind, value), outcomeOversized
+		return newDetachedEntry(s, k, kind, buf), outcomeOversized
 	}
 	if strict && s.entryPinned.Load()+charge > s.capacity {
 		// Even evicting every unreferenced entry would not make room:
@@ -231,14 +242,15 @@ func (s *shard) insertLocked(k key, kind Kind, pri Priority, value []byte, stric
 	}
 	s.evictLocked(charge)
 
-	e := &entry{key: k, value: value, charge: charge, kind: kind, pri: pri, shard: s}
+	e := newEntry()
+	e.key, e.buf, e.kind, e.pri, e.shard = k, buf, kind, pri, s
 	e.state.Store(stateCached | stateRef)
 	s.entryPinned.Add(charge)
 	s.entries[k] = e
 	s.pushFileLocked(e)
 	s.pushLocked(e)
 	s.counters[kind].Inserts++
-	s.counters[kind].BytesInserted += int64(len(value))
+	s.counters[kind].BytesInserted += int64(buf.Len())
 	return e, outcomeCached
 }
 

@@ -37,22 +37,49 @@ func compressBlock(lc *lz4.Compressor, c Compression, raw, scratch []byte) ([]by
 	return scratch[:n+m], blockTypeLZ4
 }
 
-// decompressBlock decodes a stored block body.
+// decompressBlock decodes a stored block body into a new slice (or
+// returns stored itself if it is not compressed).
 func decompressBlock(blockType byte, stored []byte) ([]byte, error) {
+	if blockType == blockTypeNone {
+		return stored, nil
+	}
+	n, err := decodedLength(blockType, stored)
+	if err != nil {
+		return nil, err
+	}
+	raw := make([]byte, n)
+	return raw, decompressInto(blockType, stored, raw)
+}
+
+// decodedLength returns the length of a stored block body once
+// decompressed.
+func decodedLength(blockType byte, stored []byte) (int, error) {
 	switch blockType {
 	case blockTypeNone:
-		return stored, nil
+		return len(stored), nil
 	case blockTypeLZ4:
 		rawLen, n := binary.Uvarint(stored)
 		if n <= 0 || rawLen > maxBlockSize {
-			return nil, base.CorruptionErrorf("sstable: malformed LZ4 block length")
+			return 0, base.CorruptionErrorf("sstable: malformed LZ4 block length")
 		}
-		raw := make([]byte, rawLen)
-		m, err := lz4.UncompressBlock(stored[n:], raw)
-		if err != nil || uint64(m) != rawLen {
-			return nil, base.CorruptionErrorf("sstable: LZ4 block does not decompress to its %d bytes", rawLen)
-		}
-		return raw, nil
+		return int(rawLen), nil
 	}
-	return nil, base.CorruptionErrorf("sstable: unknown compression type %d", blockType)
+	return 0, base.CorruptionErrorf("sstable: unknown compression type %d", blockType)
+}
+
+// decompressInto decodes a compressed block body into raw, whose length is
+// its decodedLength.
+func decompressInto(blockType byte, stored, raw []byte) error {
+	if blockType != blockTypeLZ4 {
+		return base.CorruptionErrorf("sstable: unknown compression type %d", blockType)
+	}
+	_, n := binary.Uvarint(stored)
+	if n <= 0 {
+		return base.CorruptionErrorf("sstable: malformed LZ4 block length")
+	}
+	m, err := lz4.UncompressBlock(stored[n:], raw)
+	if err != nil || m != len(raw) {
+		return base.CorruptionErrorf("sstable: LZ4 block does not decompress to its %d bytes", len(raw))
+	}
+	return nil
 }

@@ -25,17 +25,21 @@
 // # Read modes
 //
 // A Reader (reader.go) reads blocks through the block cache (package cache)
-// in one of four modes (readMode):
+// in one of three modes (readMode):
 //
-//   - readHold: iterators take a cache handle on each block they stand on
-//     and release it when they move off.
-//   - readPeek: point lookups use a cached block for one call without a
-//     handle (cache.Peek); cached bytes are never reused, so an eviction
-//     during the call is harmless.
+//   - readHold: every read of a cached block takes a cache handle, held
+//     until the block is no longer used — the end of a point lookup, or
+//     an iterator moving off the block — and a miss is read into the
+//     cache. Cached blocks live in memory the cache manages by hand
+//     (package manual): once evicted, the release of the last handle
+//     gives the memory to the next block read, so no byte of a block may
+//     be used after its release.
 //   - readOnce: a point lookup's data block that the cache does not admit
-//     (cache.Admit) is read into a recycled buffer and not cached.
-//   - readNoFill: compactions read missing blocks without inserting them,
-//     so they do not push the readers' working set out.
+//     (cache.Admit) is read into a buffer of the cache's memory for that
+//     lookup only, and given back when it ends.
+//   - readNoFill: compactions read missing blocks onto the Go heap
+//     without inserting them, so they do not push the readers' working
+//     set out.
 //
 // Some blocks never go through the cache lookup: the top-level index and
 // filter index are pinned for the reader's life and charged to the cache;

@@ -174,7 +174,7 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 			return blockRef{}, filterAbove, err
 		}
 	}
-	if b, ok := r.cachedBlock(h, cache.KindFilter, stats, readPeek); ok {
+	if b, ok := r.cachedBlock(h, cache.KindFilter, stats); ok {
 		return b, filterInMemory, nil
 	}
 	if slot >= 0 && r.roomToPin(int64(h.Length)) {
@@ -186,7 +186,7 @@ func (r *Reader) filterBlock(s *getScratch, userKey []byte, seek base.Trailer, s
 		}
 		return b, filterLoaded, err
 	}
-	b, err := r.loadBlock(h, cache.KindFilter, stats, readPeek)
+	b, err := r.loadBlock(h, cache.KindFilter, stats, readHold)
 	return b, filterLoaded, err
 }
 
@@ -228,7 +228,7 @@ func (r *Reader) findDataBlock(s *getScratch, userKey []byte, seek base.Trailer,
 	if err != nil || !ok {
 		return BlockHandle{}, false, err
 	}
-	ib, err := r.readBlock(ih, cache.KindIndex, stats, readPeek)
+	ib, err := r.readBlock(ih, cache.KindIndex, stats, readHold)
 	if err != nil {
 		return BlockHandle{}, false, err
 	}

@@ -20,11 +20,6 @@ type IterOptions struct {
 	// NoFillCache reads blocks missing from the cache without inserting
 	// them (compactions use it).
 	NoFillCache bool
-	// PeekBlocks uses cached blocks without taking cache handles
-	// (cache.Peek), for an iterator that lives for one call, like a floor
-	// lookup: it spares two atomic updates per block, at the price of the
-	// blocks it holds being evictable (safe: cached bytes are never reused).
-	PeekBlocks bool
 }
 
 // Iter walks a table's point entries in internal-key order through its
@@ -127,13 +122,10 @@ func (it *Iter) setErr(err error) bool {
 }
 
 // readMode is how the iterator reads blocks: holding handles, without
-// filling the cache for NoFillCache, without handles for PeekBlocks.
+// filling the cache for NoFillCache.
 func (it *Iter) readMode() readMode {
-	switch {
-	case it.opts.NoFillCache:
+	if it.opts.NoFillCache {
 		return readNoFill
-	case it.opts.PeekBlocks:
-		return readPeek
 	}
 	return readHold
 }

@@ -1,6 +1,7 @@
 package sstable
 
 import (
+	"bytes"
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/block"
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/crc"
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
@@ -250,8 +252,22 @@ func (r *Reader) checkHandle(h BlockHandle) error {
 // inBuf reports that the block was stored uncompressed and the result is
 // buf itself.
 func (r *Reader) readDecoded(h BlockHandle, buf []byte, stats *Stats) (data []byte, inBuf bool, err error) {
+	typ, err := r.readChecked(h, buf, stats)
+	if err != nil {
+		return nil, false, err
+	}
+	if data, err = decompressBlock(typ, buf[:h.Length]); err != nil {
+		return nil, false, errors.Wrapf(err, "block at offset %d", h.Offset)
+	}
+	return data, typ == blockTypeNone, nil
+}
+
+// readChecked reads the block at h with its trailer into buf (of length
+// h.Length+blockTrailerSize), verifies its checksum and returns its
+// compression type.
+func (r *Reader) readChecked(h BlockHandle, buf []byte, stats *Stats) (byte, error) {
 	if _, err := r.f.ReadAt(buf, int64(h.Offset)); err != nil {
-		return nil, false, errors.Wrapf(err, "reading block at offset %d", h.Offset)
+		return 0, errors.Wrapf(err, "reading block at offset %d", h.Offset)
 	}
 	if stats != nil {
 		stats.BytesRead += int64(len(buf))
@@ -260,30 +276,31 @@ func (r *Reader) readDecoded(h BlockHandle, buf []byte, stats *Stats) (data []by
 	typ := buf[h.Length]
 	want := binary.LittleEndian.Uint32(buf[h.Length+1:])
 	if got := crc.Mask(crc.Extend(crc.Extend(0, stored), buf[h.Length:h.Length+1])); got != want {
-		return nil, false, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
+		return 0, base.CorruptionErrorf("sstable: block at offset %d (length %d): checksum mismatch (stored %#x, computed %#x)", h.Offset, h.Length, want, got)
 	}
-	if data, err = decompressBlock(typ, stored); err != nil {
-		return nil, false, errors.Wrapf(err, "block at offset %d", h.Offset)
-	}
-	return data, typ == blockTypeNone, nil
+	return typ, nil
 }
 
-// blockRef is a block in use: a cache handle to release, or (uncached) nil.
+// blockRef is a block in use. Its data lives in one of three places: a
+// block cache entry, held by h until release; a buffer of the cache's
+// memory read for this one use (owned, freed by release); or memory the
+// reader pins for its life or the Go heap (neither set).
 type blockRef struct {
 	h    cache.Handle
 	data []byte
 	// fromFile: this call (or the cache load it waited for) read the block
 	// from the file.
 	fromFile bool
-	// pooled, if set, is the recycled buffer data lives in (readOnce), put
-	// back by release.
-	pooled *[]byte
+	// owned, when set, is the buffer data lives in (readOnce), given back
+	// to c by release.
+	owned manual.Buf
+	c     *cache.Cache
 }
 
 func (b *blockRef) release() {
 	b.h.Release()
-	if b.pooled != nil {
-		putReadBuffer(b.pooled)
+	if b.c != nil {
+		b.c.Free(b.owned)
 	}
 	*b = blockRef{}
 }
@@ -292,25 +309,23 @@ func (b *blockRef) release() {
 type readMode uint8
 
 const (
-	// readHold: a hit takes a handle, held until the blockRef is released
-	// (iterators, which stay on a block across calls).
+	// readHold: a hit takes a handle, held until the blockRef is released;
+	// a miss is read into the cache.
 	readHold readMode = iota
-	// readPeek: a hit takes no handle (cache.Peek); for point lookups,
-	// which use the block for the duration of one call.
-	readPeek
 	// readNoFill: a miss is not inserted (compactions, which must not push
 	// the readers' working set out of the cache).
 	readNoFill
-	// readOnce: as readPeek, but a miss the cache does not admit
-	// (cache.Admit) is read into a recycled buffer, valid until the
-	// blockRef is released, and not cached: a point lookup's data block.
+	// readOnce: as readHold, but a miss the cache does not admit
+	// (cache.Admit) is read into a buffer of the cache's memory for this
+	// use only, valid until the blockRef is released, and not cached: a
+	// point lookup's data block.
 	readOnce
 )
 
 // readBlock returns a verified, decompressed block of the given kind,
 // through the block cache.
 func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, error) {
-	if b, ok := r.cachedBlock(h, kind, stats, mode); ok {
+	if b, ok := r.cachedBlock(h, kind, stats); ok {
 		return b, nil
 	}
 	return r.loadBlock(h, kind, stats, mode)
@@ -318,7 +333,7 @@ func (r *Reader) readBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 
 // cachedBlock returns the block if it is in memory: pinned by the table or
 // in the block cache.
-func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode readMode) (blockRef, bool) {
+func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats) (blockRef, bool) {
 	if kind != cache.KindData && r.partitions != nil {
 		if b, ok := r.partitions[h.Offset]; ok {
 			if stats != nil {
@@ -339,14 +354,7 @@ func (r *Reader) cachedBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode 
 		}
 	}
 	if r.cache != nil {
-		if mode == readPeek || mode == readOnce {
-			if v, ok := r.cache.Peek(r.cacheID, h.Offset, kind); ok {
-				if stats != nil {
-					stats.CacheHits++
-				}
-				return blockRef{data: v}, true
-			}
-		} else if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
+		if ch, ok := r.cache.Lookup(r.cacheID, h.Offset, kind); ok {
 			if stats != nil {
 				stats.CacheHits++
 			}
@@ -376,21 +384,25 @@ func (r *Reader) loadBlock(h BlockHandle, kind cache.Kind, stats *Stats, mode re
 	if kind == cache.KindData {
 		pri = cache.PriorityLow
 	}
-	ch, hit, err := r.cache.GetOrLoad(r.cacheID, h.Offset, kind, pri, func() ([]byte, error) {
-		return r.readVerified(h, kind, stats)
+	ch, hit, err := r.cache.GetOrLoad(r.cacheID, h.Offset, kind, pri, func() (manual.Buf, error) {
+		return r.readToCache(h, kind, stats)
 	})
 	if err != nil {
 		return blockRef{}, err
 	}
 	if kind != cache.KindData && !ch.Cached() && int64(len(ch.Value())) > r.cache.MaxEntrySize() {
 		// Larger than a cache shard: pin it instead of re-reading it on
-		// every lookup (the full-filter cliff of RocksDB's LRU cache).
-		r.pin(h.Offset, ch.Value())
+		// every lookup (the full-filter cliff of RocksDB's LRU cache). The
+		// handle's bytes go back to the cache with its release; the pinned
+		// copy lives on the heap for the table's life.
+		r.pin(h.Offset, bytes.Clone(ch.Value()))
 	}
 	return blockRef{h: ch, data: ch.Value(), fromFile: !hit}, nil
 }
 
-// readVerified reads a block, checks its structure and counts the read.
+// readVerified reads a block onto the Go heap, checks its structure and
+// counts the read: for blocks read past the cache (compactions, a reader
+// without a cache) and those the reader pins for its life.
 func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]byte, error) {
 	data, err := r.readStored(h, stats, kind == cache.KindData && r.dataMostlyCompressed())
 	if err != nil {
@@ -399,31 +411,67 @@ func (r *Reader) readVerified(h BlockHandle, kind cache.Kind, stats *Stats) ([]b
 	return data, r.checkBlock(h, kind, data, stats)
 }
 
-// readTransient reads a block for one use, not to be cached: its stored
-// bytes go to a recycled buffer, which holds the returned block if it was
-// stored uncompressed (released with the blockRef) and is recycled at once
-// otherwise.
-func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (blockRef, error) {
+// readToCache reads a block into the cache's memory, checks its structure
+// and counts the read. The stored bytes go straight into a buffer of their
+// own, which is the block if it was stored uncompressed; a compressed
+// block is decompressed into a second buffer and the first given back. No
+// heap memory is involved, so a miss leaves nothing for the collector.
+func (r *Reader) readToCache(h BlockHandle, kind cache.Kind, stats *Stats) (manual.Buf, error) {
 	if err := r.checkHandle(h); err != nil {
-		return blockRef{}, r.blockError(h, kind, err)
+		return manual.Buf{}, r.blockError(h, kind, err)
 	}
-	pb := getReadBuffer(int(h.Length + blockTrailerSize))
-	data, inBuf, err := r.readDecoded(h, *pb, stats)
+	buf, err := r.cache.Alloc(int(h.Length + blockTrailerSize))
 	if err != nil {
-		putReadBuffer(pb)
-		return blockRef{}, r.blockError(h, kind, err)
+		return manual.Buf{}, r.blockError(h, kind, err)
 	}
-	ref := blockRef{data: data, fromFile: true}
-	if inBuf {
-		ref.pooled = pb
-	} else {
-		putReadBuffer(pb)
+	typ, err := r.readChecked(h, buf.Bytes(), stats)
+	if err == nil {
+		if typ == blockTypeNone {
+			buf = buf.Truncate(int(h.Length))
+		} else {
+			var raw manual.Buf
+			raw, err = r.decompressToCache(typ, buf.Bytes()[:h.Length])
+			r.cache.Free(buf)
+			buf = raw
+		}
 	}
-	if err := r.checkBlock(h, kind, data, stats); err != nil {
-		ref.release()
+	if err != nil {
+		r.cache.Free(buf)
+		return manual.Buf{}, r.blockError(h, kind, err)
+	}
+	if err := r.checkBlock(h, kind, buf.Bytes(), stats); err != nil {
+		r.cache.Free(buf)
+		return manual.Buf{}, err
+	}
+	return buf, nil
+}
+
+// decompressToCache decompresses a stored block body into a buffer of the
+// cache's memory.
+func (r *Reader) decompressToCache(typ byte, stored []byte) (manual.Buf, error) {
+	n, err := decodedLength(typ, stored)
+	if err != nil {
+		return manual.Buf{}, err
+	}
+	raw, err := r.cache.Alloc(n)
+	if err != nil {
+		return manual.Buf{}, err
+	}
+	if err := decompressInto(typ, stored, raw.Bytes()); err != nil {
+		r.cache.Free(raw)
+		return manual.Buf{}, err
+	}
+	return raw, nil
+}
+
+// readTransient reads a block for one use, not to be cached, into the
+// cache's memory; the blockRef's release gives it back.
+func (r *Reader) readTransient(h BlockHandle, kind cache.Kind, stats *Stats) (blockRef, error) {
+	buf, err := r.readToCache(h, kind, stats)
+	if err != nil {
 		return blockRef{}, err
 	}
-	return ref, nil
+	return blockRef{data: buf.Bytes(), fromFile: true, owned: buf, c: r.cache}, nil
 }
 
 // blockError names the table and the block a read failed at.
