@@ -246,8 +246,11 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 		op = r.opFor("get", nil)
 		stopWriter = r.startWriter()
 	}
+	// The peak covers the warm-up, where the cache fills.
+	rss := startRSSSampler()
 	r.logf("%s: warming up (%s)", phase, cfg.Warmup)
 	if _, _, err := r.runThreads(readers, op, cfg.Warmup, 1); err != nil {
+		rss.finish()
 		return OpRow{}, err
 	}
 	r.logf("%s: measuring (%s)", phase, cfg.Duration)
@@ -257,9 +260,9 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 	}
 	stopProfile, err := r.startCPUProfile(phase, cacheBytes)
 	if err != nil {
+		rss.finish()
 		return OpRow{}, err
 	}
-	rss := startRSSSampler()
 	p0 := sampleProcess()
 	t0 := time.Now()
 	ops, found, err := r.runThreads(readers, op, cfg.Duration, 1000)
