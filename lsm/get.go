@@ -60,6 +60,9 @@ func (d *DB) GetAppend(dst, key []byte, ro *ReadOptions) ([]byte, error) {
 	rs := d.loadReadStateStripe(s.stripe)
 	value, err := d.getIn(rs, s, dst, key, ro)
 	rs.unrefStripe(s.stripe)
+	// A pooled iterator must not keep a memtable reachable: its arena is
+	// unmapped only once nothing refers to it.
+	s.mem = memtable.Iterator{}
 	d.getScratch.Put(s)
 	if err != nil {
 		if err == errMergeOperand {

@@ -57,6 +57,7 @@ func (d *DB) lastInOneTableStriped(keyDst, valueDst, lower, upper []byte, snapsh
 	rs := d.loadReadStateStripe(sc.stripe)
 	key, value, found, handled, err = d.lastInOneTable(rs, sc, keyDst, valueDst, lower, upper, snapshot, stats)
 	rs.unrefStripe(sc.stripe)
+	sc.mem = memtable.Iterator{} // see GetAppend
 	d.lastInRangePool.Put(sc)
 	return key, value, found, handled, err
 }

@@ -656,3 +656,51 @@ func TestShardSizeMatchesMaxNumShardBitsComment(t *testing.T) {
 	// MaxNumShardBits' comment assumes shards of about 500 bytes.
 	require.LessOrEqual(t, unsafe.Sizeof(shard{}), uintptr(600))
 }
+
+// TestEvictedBlockFreedOnLastRelease: an evicted block stays valid while a
+// handle holds it, its memory counts as allocated until the last release,
+// and goes back to the allocator then; an unreferenced block is freed as
+// it is evicted.
+func TestEvictedBlockFreedOnLastRelease(t *testing.T) {
+	c := newTestCache(t, Options{Capacity: 4 * charge(3000), NumShardBits: OneShard})
+	held, err := c.insertBytes(1, 0, KindData, PriorityLow, valueFor(1, 0, 3000))
+	require.NoError(t, err)
+	held2, ok := c.Lookup(1, 0, KindData)
+	require.True(t, ok)
+	c.EvictFile(1)
+	for off := uint64(1); off <= 8; off++ { // evicts the unreferenced ones as it goes
+		mustInsert(t, c, 2, off, KindData, PriorityLow, valueFor(2, off, 3000))
+	}
+	m := c.Metrics()
+	require.Equal(t, int64(4), m.Entries)
+	require.Equal(t, 5*sizeFor(3000), m.AllocatedBytes, "four cached blocks and the evicted one still held")
+	require.Equal(t, valueFor(1, 0, 3000), held.Value())
+	held.Release()
+	require.Equal(t, 5*sizeFor(3000), c.Metrics().AllocatedBytes, "one handle is left")
+	require.Equal(t, valueFor(1, 0, 3000), held2.Value())
+	held2.Release()
+	require.Equal(t, 4*sizeFor(3000), c.Metrics().AllocatedBytes, "freed by the last release")
+	require.NoError(t, c.Close())
+	m = c.Metrics()
+	require.Zero(t, m.AllocatedBytes)
+	require.Zero(t, m.MappedBytes)
+}
+
+// TestCloseReportsUnreleasedHandles: Close frees every cached block; one
+// still referenced stays valid, is reported, and is freed by its release.
+func TestCloseReportsUnreleasedHandles(t *testing.T) {
+	c := newTestCache(t, Options{Capacity: 1 << 20})
+	for off := uint64(0); off < 10; off++ {
+		mustInsert(t, c, 1, off, KindData, PriorityLow, valueFor(1, off, 2000))
+	}
+	h, ok := c.Lookup(1, 3, KindData)
+	require.True(t, ok)
+	err := c.Close()
+	require.ErrorContains(t, err, "1 buffers")
+	require.Equal(t, valueFor(1, 3, 2000), h.Value())
+	require.Equal(t, sizeFor(2000), c.Metrics().AllocatedBytes)
+	h.Release()
+	m := c.Metrics()
+	require.Zero(t, m.AllocatedBytes)
+	require.Zero(t, m.MappedBytes)
+}

@@ -18,12 +18,32 @@
 // the entry is cached the cache holds one more. Eviction drops only the
 // cache's reference and never picks an entry with outside references, so a
 // block in use stays cached until it is released (the shard's usage may
-// then exceed its capacity, unless StrictCapacityLimit). Values are
-// ordinary garbage-collected []byte that the cache never reuses, so a
-// handle's Value stays valid even when its entry has been replaced, evicted
-// by EvictFile or released. Release is one atomic decrement, without the
-// shard lock: new references are only taken under the lock, so a shard
-// holding its lock can trust "no outside references" until it unlocks.
+// then exceed its capacity, unless StrictCapacityLimit). Release is one
+// atomic decrement, without the shard lock: new references are only taken
+// under the lock, so a shard holding its lock can trust "no outside
+// references" until it unlocks.
+//
+// # Memory
+//
+// Values live outside the Go heap, in memory of the cache's allocator
+// (package manual), and the cache gives each back the moment nothing can
+// read it: an entry's buffer is freed when its state — the cached bit and
+// the count of handles, one atomic word — reaches zero. That happens in
+// exactly one place for each entry: the removal (eviction, replacement,
+// EvictFile, Close) of an entry without handles, or the Release of the last
+// handle of an entry already removed (or detached). So a handle's Value
+// stays valid, and its bytes unchanged, until that handle is released,
+// even if the entry is evicted meanwhile; after Release the bytes may
+// belong to another block at any moment. Readers hold a handle for every
+// use of a block, however short: there is no access without one.
+//
+// A block is read straight into its buffer: GetOrLoad's load (or the
+// caller of Insert) takes one from Alloc. Nothing of a cached block is on
+// the heap, so the collector neither scans the cache nor waits to free
+// what it evicts, and with GOGC=100 the process is no longer twice the
+// cache's size. Buffers are charged at their allocated size (rounded to
+// the allocator's unit), so Capacity bounds the memory the cached blocks
+// take. Close gives every arena back to the system.
 //
 // # Priorities
 //
@@ -42,10 +62,6 @@
 // rewrite list links; the back three quarters, where eviction happens, are
 // in exact LRU order of the moves.
 //
-// Peek is a hit without a handle, for short uses such as one point lookup:
-// the value stays valid (values are never reused), but the cache may evict
-// the entry meanwhile.
-//
 // # Pinned usage
 //
 // Table readers keep some blocks for the life of a table, outside the
@@ -60,7 +76,7 @@
 // A block whose charge exceeds its shard's effective capacity is never
 // inserted and never evicts anything. Insert (or GetOrLoad) hands back a
 // detached handle on the value, which works like any other handle and
-// whose Release does nothing, and Metrics.OversizedRejects counts it.
+// whose Release frees the value, and Metrics.OversizedRejects counts it.
 //
 // The alternative, LevelDB's and RocksDB LRUCache's, is to evict every
 // unreferenced entry of the shard to make room and insert the block
@@ -131,15 +147,16 @@
 //
 //   - Lookup hit: one shard lock, one map lookup, a list move unless the
 //     entry is recent, and an atomic add (two when it pins); no
-//     allocation. Release: one atomic add (two when it unpins). Peek hit:
-//     the same without the atomic adds and without a Release.
-//   - Insert: one allocation for the entry, map and file-list updates, and
+//     allocation. Release: one atomic add (two when it unpins; a free when
+//     it was the last reference of a removed entry).
+//   - Insert: an entry from a pool, map and file-list updates, and
 //     eviction proportional to the entries evicted plus the referenced
-//     entries passed over (they are skipped in place).
+//     entries passed over (they are skipped in place); each evicted entry
+//     without handles is freed at once.
 //   - EvictFile: locks each shard once; O(shards + blocks of the file).
 //   - AddPinned: one atomic add. Metrics: locks each shard once.
 //
 // A load that finishes after EvictFile of its file caches a block of a
 // deleted file; it is never returned for another table (ids are not
-// reused) and ages out like any unused block.
+// reused) and ages out like any unused block (or goes at Close).
 package cache

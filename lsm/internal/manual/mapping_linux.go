@@ -23,6 +23,15 @@ func mapMemory(size int, rw bool) ([]byte, error) {
 	return m, nil
 }
 
+// Map returns size bytes of fresh, zeroed memory outside the Go heap (an
+// anonymous private mapping), for a user that manages one large buffer
+// itself: a memtable's arena. Only the pages written become resident.
+// Unmap gives it back; nothing may use it afterwards.
+func Map(size int) ([]byte, error) { return mapMemory(size, true) }
+
+// Unmap gives back memory from Map.
+func Unmap(m []byte) { unmapMemory(m) }
+
 // unmapMemory gives a mapping back to the system.
 func unmapMemory(m []byte) {
 	if err := syscall.Munmap(m); err != nil {

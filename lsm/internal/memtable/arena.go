@@ -2,8 +2,11 @@ package memtable
 
 import (
 	"math"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/bookie-index/bookie-index/lsm/internal/manual"
 
 	"github.com/cockroachdb/errors"
 )
@@ -38,10 +41,38 @@ type arena struct {
 	testHookStored func()
 }
 
+// mappedArenaSize: arenas of at least this size are mapped outside the Go
+// heap (manual.Map) rather than allocated on it.
+const mappedArenaSize = 1 << 20
+
 // newArena allocates an arena of size bytes, clamped to [minSize,
 // maxArenaSize] and rounded up to arenaAlign.
+//
+// A memtable-sized arena is mapped outside the Go heap. On the heap, each
+// 80 MiB arena of a 64 MiB write buffer was zeroed (and so made resident)
+// in full when allocated, counted towards the collector's heap goal, so
+// that a load with three memtables alive let the heap grow to twice their
+// size, and stayed resident after its flush until a collection. A mapping
+// becomes resident only as the skiplist fills it, and does not count
+// towards the heap goal. It is unmapped when the arena becomes
+// unreachable (runtime.AddCleanup): every user of the memory — the
+// memtable, its skiplists, iterators — holds the arena, and keys and values
+// read from it are copied before those are dropped, so nothing can read it
+// afterwards.
 func newArena(size, minSize int) *arena {
-	words := arenaSizeFor(size, minSize) / arenaAlign
+	n := arenaSizeFor(size, minSize)
+	if n >= mappedArenaSize {
+		// A mapping is page-aligned, which covers the 8-byte alignment
+		// the atomic tower accesses rely on.
+		if buf, err := manual.Map(n); err == nil {
+			a := &arena{buf: buf}
+			a.used.Store(arenaReserved)
+			runtime.AddCleanup(a, manual.Unmap, buf)
+			return a
+		}
+		// Out of address space or mappings: the heap will do.
+	}
+	words := n / arenaAlign
 	// Allocating []uint64 guarantees 8-byte alignment of the base, which the
 	// atomic tower accesses rely on.
 	backing := make([]uint64, words)
