@@ -146,6 +146,9 @@ func (e *BookieEngine) DeleteLedgers(ledgers []int64) error {
 	return e.ix.DB().Flush()
 }
 
+// BlockCacheMemory implements MemoryReporter.
+func (e *BookieEngine) BlockCacheMemory() int64 { return e.ix.Metrics().Engine.BlockCache.MappedBytes }
+
 // Close implements Engine.
 func (e *BookieEngine) Close() error {
 	if e.ix == nil {

@@ -63,6 +63,12 @@ type IdleWaiter interface {
 	WaitIdle() error
 }
 
+// MemoryReporter is an Engine that can say what its block cache holds from
+// the system outside the Go heap (the read rows' cache_memory_bytes).
+type MemoryReporter interface {
+	BlockCacheMemory() int64
+}
+
 // Ingester is an Engine that can load the workload by ingesting tables
 // built outside the store (--load-via ingest), as an index rebuild does.
 type Ingester interface {

@@ -33,6 +33,17 @@ func sampleProcess() processSample {
 	return s
 }
 
+// goMemoryBytes is the memory the Go runtime holds from the system: all it
+// mapped less what it gave back.
+func goMemoryBytes() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
 // rssSampler measures the peak resident memory of a phase. It starts from
 // the process's own memory: the garbage of earlier phases (the load's
 // memtables, a previous cache) is collected and returned to the system

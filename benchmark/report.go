@@ -55,6 +55,13 @@ type OpRow struct {
 	CPUMicrosPerOp   float64 `json:"cpu_us_per_op"`
 	GCCPUFraction    float64 `json:"gc_cpu_fraction"`
 	PeakRSSBytes     int64   `json:"peak_rss_bytes"`
+	// CacheMemoryBytes is what the engine's block cache held from the
+	// system at the end of the phase, when it reports it (MemoryReporter;
+	// bookie-index's blocks live outside the Go heap); GoMemoryBytes is
+	// what the Go runtime held (heap, stacks, metadata; not what it gave
+	// back). With the peak RSS they split the process's memory.
+	CacheMemoryBytes int64 `json:"cache_memory_bytes,omitempty"`
+	GoMemoryBytes    int64 `json:"go_memory_bytes"`
 	// Extra, phase-specific numbers (delete and mixed phases).
 	Extra map[string]float64 `json:"extra,omitempty"`
 }
@@ -92,12 +99,17 @@ func (r *reporter) emit(row interface{}) {
 		if hdr != r.lastHdr {
 			r.lastHdr = hdr
 			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads)\n", row.Phase, row.Engine, row.Layout, row.Threads)
-			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %8s %7s %11s %8s %10s %6s %9s\n",
-				"cache (shard)", "ops/s", "found", "filter/op", "skips/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS")
+			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %8s %7s %11s %8s %10s %6s %9s %9s %8s\n",
+				"cache (shard)", "ops/s", "found", "filter/op", "skips/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS", "cache mem", "Go mem")
 		}
-		fmt.Fprintf(r.w, "%-18s %10.0f %7.3f %9.3f %8.3f %8.3f %7.3f %11.0f %8.3f %10.2f %6.1f %9s",
+		cacheMem := "-"
+		if row.CacheMemoryBytes > 0 {
+			cacheMem = formatMiB(row.CacheMemoryBytes)
+		}
+		fmt.Fprintf(r.w, "%-18s %10.0f %7.3f %9.3f %8.3f %8.3f %7.3f %11.0f %8.3f %10.2f %6.1f %9s %9s %8s",
 			FormatSize(row.CacheBytes)+" ("+FormatSize(row.ShardBytes)+")", row.OpsPerSec, row.FoundFraction, row.FilterReadsPerOp,
-			row.FilterSkipsPerOp, row.IndexReadsPerOp, row.DataReadsPerOp, row.BytesReadPerOp, row.CacheHitsPerOp, row.CPUMicrosPerOp, 100*row.GCCPUFraction, formatMiB(row.PeakRSSBytes))
+			row.FilterSkipsPerOp, row.IndexReadsPerOp, row.DataReadsPerOp, row.BytesReadPerOp, row.CacheHitsPerOp, row.CPUMicrosPerOp, 100*row.GCCPUFraction,
+			formatMiB(row.PeakRSSBytes), cacheMem, formatMiB(row.GoMemoryBytes))
 		var extras []string
 		for k, v := range row.Extra {
 			extras = append(extras, fmt.Sprintf("%s=%.4g", k, v))

@@ -301,7 +301,10 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 		FilterReadsPerOp: float64(st.FilterReads) / n, FilterSkipsPerOp: float64(st.FilterSkips) / n, IndexReadsPerOp: float64(st.IndexReads) / n,
 		DataReadsPerOp: float64(st.DataReads) / n, BytesReadPerOp: float64(st.BytesRead) / n,
 		CacheHitsPerOp: float64(st.CacheHits) / n, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n,
-		PeakRSSBytes: peak, Extra: extra,
+		PeakRSSBytes: peak, GoMemoryBytes: goMemoryBytes(), Extra: extra,
+	}
+	if m, ok := r.e.(MemoryReporter); ok {
+		row.CacheMemoryBytes = m.BlockCacheMemory()
 	}
 	if total := p1.total - p0.total; total > 0 {
 		row.GCCPUFraction = (p1.gcCPU - p0.gcCPU) / total

@@ -99,6 +99,10 @@ func newCollector(s *Service) *collector {
 	gauge("block_cache_usage_bytes", "Bytes the block cache holds.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.Usage) })
 	gauge("block_cache_pinned_bytes", "Bytes of index and filter blocks pinned by open tables, taken from the cache's capacity.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.PinnedUsage) })
 	gauge("block_cache_entries", "Blocks in the cache.", func(m *lsm.Metrics) float64 { return float64(m.BlockCache.Entries) })
+	gauge("block_cache_allocated_bytes", "Memory of the blocks the cache has handed out: cached, held by readers or read for one lookup (outside the Go heap).",
+		func(m *lsm.Metrics) float64 { return float64(m.BlockCache.AllocatedBytes) })
+	gauge("block_cache_mapped_bytes", "Memory the block cache holds from the system for its blocks: the allocated bytes and the free space between them.",
+		func(m *lsm.Metrics) float64 { return float64(m.BlockCache.MappedBytes) })
 	gauge("snapshots", "Open snapshots.", func(m *lsm.Metrics) float64 { return float64(m.Snapshots) })
 	gauge("out_of_space", "1 while writes are refused because a flush, WAL or manifest write failed for lack of space; retried in the background.",
 		func(m *lsm.Metrics) float64 { return bool01(m.OutOfSpace) })

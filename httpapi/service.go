@@ -274,6 +274,9 @@ func New(opts Options) (*Service, error) {
 	if err := s.registry.Register(newCollector(s)); err != nil {
 		return nil, errors.Wrap(err, "httpapi: registering metrics")
 	}
+	if err := s.registry.Register(newMemoryCollector(s)); err != nil {
+		return nil, errors.Wrap(err, "httpapi: registering the memory metrics")
+	}
 	if opts.Storage != nil {
 		if err := s.registry.Register(newStorageCollector(opts.Storage, opts.EnableStatistics)); err != nil {
 			return nil, errors.Wrap(err, "httpapi: registering the storage's metrics")

@@ -70,6 +70,12 @@ type CacheKindMetrics = cache.KindMetrics
 // CacheMetrics describe the block cache.
 type CacheMetrics struct {
 	Capacity, Usage, PinnedUsage, Entries int64
+	// AllocatedBytes is the memory of the blocks the cache has handed out
+	// and not taken back (cached, held by readers, or read for one
+	// lookup); MappedBytes the memory its allocator holds from the system
+	// for them. Both are outside the Go heap (docs/design.md, "Block
+	// memory").
+	AllocatedBytes, MappedBytes int64
 	// By kind of block: data, index (partitions or single indexes), filter
 	// (partitions or full filters), top-level.
 	Data, Index, Filter, TopLevel CacheKindMetrics
@@ -186,6 +192,7 @@ func (d *DB) Metrics() Metrics {
 	cm := d.cache.Metrics()
 	m.BlockCache = CacheMetrics{
 		Capacity: cm.Capacity, Usage: cm.Usage, PinnedUsage: cm.PinnedUsage, Entries: cm.Entries,
+		AllocatedBytes: cm.AllocatedBytes, MappedBytes: cm.MappedBytes,
 		Data: cm.Kinds[cache.KindData], Index: cm.Kinds[cache.KindIndex], Filter: cm.Kinds[cache.KindFilter],
 		TopLevel: cm.Kinds[cache.KindTopLevel], OversizedRejects: cm.OversizedRejects,
 	}
