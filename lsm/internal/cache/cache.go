@@ -47,7 +47,7 @@ func New(opts Options) (*Cache, error) {
 	capacity := c.shardCapacity()
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.init(c.alloc)
+		s.init(c.alloc, opts.StrictCapacityLimit)
 		s.setCapacityLocked(capacity, opts.HighPriorityPoolRatio)
 	}
 	return c, nil

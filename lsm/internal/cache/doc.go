@@ -146,9 +146,11 @@
 // # Costs
 //
 //   - Lookup hit: one shard lock, one map lookup, a list move unless the
-//     entry is recent, and an atomic add (two when it pins); no
-//     allocation. Release: one atomic add (two when it unpins; a free when
-//     it was the last reference of a removed entry).
+//     entry is recent, and an atomic add on the entry's own cache line; no
+//     allocation. Release: one atomic add (a free when it was the last
+//     reference of a removed entry). Under StrictCapacityLimit each also
+//     updates the shard's referenced-bytes counter when the entry's first
+//     handle is taken or its last released.
 //   - Insert: an entry from a pool, map and file-list updates, and
 //     eviction proportional to the entries evicted plus the referenced
 //     entries passed over (they are skipped in place); each evicted entry

@@ -34,7 +34,7 @@ const (
 	stateRef    = 2 // one outside reference (one unreleased Handle)
 )
 
-// entry is one block. key, buf, kind, pri, detached and shard never change
+// entry is one block. key, buf, kind, pri, flags and shard never change
 // after the entry is published, so Handle reads them without a lock.
 // The list links and inHighPool are guarded by the shard's mutex.
 //
@@ -56,9 +56,11 @@ type entry struct {
 	state      atomic.Int32
 	kind       Kind
 	pri        Priority
-	inHighPool bool   // which LRU list the entry is on
-	detached   bool   // never cached: a value the cache handed back (Handle.Cached)
-	shard      *shard // the shard the key belongs to, cached or not
+	inHighPool bool // which LRU list the entry is on
+	// flags (entryDetached, entryTrackPinned) never change after the
+	// entry is published; one byte, so that the entry stays 104 bytes.
+	flags uint8
+	shard *shard // the shard the key belongs to, cached or not
 
 	// prev and next link the entry into its LRU list (circular, with the
 	// list's sentinel). filePrev and fileNext link the entries of one
@@ -69,6 +71,19 @@ type entry struct {
 	// its front (see list.recent).
 	stamp uint64
 }
+
+// Bits of entry.flags.
+const (
+	// entryDetached: never cached, a value the cache handed back
+	// (Handle.Cached).
+	entryDetached = 1 << iota
+	// entryTrackPinned: the shard keeps entryPinned (its trackPinned),
+	// read by Release from the entry's own cache line.
+	entryTrackPinned
+)
+
+func (e *entry) detached() bool    { return e.flags&entryDetached != 0 }
+func (e *entry) trackPinned() bool { return e.flags&entryTrackPinned != 0 }
 
 // charge is what the entry counts against the cache's capacity: the
 // memory its buffer takes and the entry's own overhead.
@@ -109,7 +124,7 @@ func (e *entry) free() {
 // cache. Releasing it frees the buffer.
 func newDetachedEntry(s *shard, k key, kind Kind, buf manual.Buf) *entry {
 	e := newEntry()
-	e.key, e.buf, e.kind, e.shard, e.detached = k, buf, kind, s, true
+	e.key, e.buf, e.kind, e.shard, e.flags = k, buf, kind, s, entryDetached
 	e.state.Store(stateRef)
 	return e
 }
@@ -142,10 +157,10 @@ func (h Handle) Value() []byte {
 func (h Handle) Valid() bool { return h.e != nil }
 
 // Release drops the caller's reference. It takes no lock and allocates
-// nothing: an atomic decrement, plus an atomic update of the shard's
-// pinned-bytes counter when this was the last outside reference of a cached
-// entry, or the buffer's release to the allocator when it was the last
-// reference of all.
+// nothing: an atomic decrement (plus, under StrictCapacityLimit, an update
+// of the shard's pinned-bytes counter when this was the last outside
+// reference of a cached entry), or the buffer's release to the allocator
+// when it was the last reference of all.
 func (h Handle) Release() {
 	e := h.e
 	if e == nil {
@@ -153,13 +168,15 @@ func (h Handle) Release() {
 	}
 	// Read before the decrement: once it is done, an eviction may free
 	// and recycle the entry at any moment.
-	s, charge := e.shard, e.charge()
+	s, charge, track := e.shard, e.charge(), e.trackPinned()
 	n := e.state.Add(-stateRef)
 	switch {
 	case n == stateCached:
 		// Last outside reference of an entry that is still cached: its
 		// charge stops counting as pinned.
-		s.entryPinned.Add(-charge)
+		if track {
+			s.entryPinned.Add(-charge)
+		}
 	case n == 0:
 		// Last reference of an entry the cache no longer holds.
 		e.free()

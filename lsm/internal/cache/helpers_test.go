@@ -118,7 +118,7 @@ func shardInvariantError(s *shard, quiescent bool) string {
 	if inFiles != len(s.entries) {
 		return fmt.Sprintf("file lists hold %d entries, map %d", inFiles, len(s.entries))
 	}
-	if quiescent && pinned != s.entryPinned.Load() {
+	if quiescent && s.trackPinned && pinned != s.entryPinned.Load() {
 		return fmt.Sprintf("entryPinned %d, referenced entries sum to %d", s.entryPinned.Load(), pinned)
 	}
 	return ""

@@ -22,10 +22,12 @@ const cacheLinePad = 64
 type shard struct {
 	mu sync.Mutex
 	// entryPinned is the charge of the cached entries that have outside
-	// references. Release updates it without the lock; it is exact when
-	// no Release is in flight and otherwise may only overstate. It shares
-	// mu's cache line: a lookup updates it under the lock, and the
-	// release that follows on the same core usually finds the line there.
+	// references, kept only under StrictCapacityLimit (trackPinned),
+	// which needs it on every insert. Release updates it without the
+	// lock; it is exact when no Release is in flight and otherwise may
+	// only overstate. Without the limit nothing keeps it: a lookup and
+	// its release would each add a write of this shared line to the hit
+	// path, and Metrics counts the referenced entries instead.
 	entryPinned atomic.Int64
 	// full is set when the shard's last insert had to evict to make room,
 	// cleared when one fitted without evicting (read by Admit without the
@@ -33,6 +35,8 @@ type shard struct {
 	full atomic.Bool
 	// alloc is the cache's allocator, which entries' buffers go back to.
 	alloc *manual.Allocator
+	// trackPinned: keep entryPinned (StrictCapacityLimit). Set at New.
+	trackPinned bool
 
 	// The fields below are guarded by mu.
 
@@ -55,8 +59,8 @@ type shard struct {
 	_ [cacheLinePad]byte
 }
 
-func (s *shard) init(alloc *manual.Allocator) {
-	s.alloc = alloc
+func (s *shard) init(alloc *manual.Allocator, trackPinned bool) {
+	s.alloc, s.trackPinned = alloc, trackPinned
 	s.entries = make(map[key]*entry)
 	s.files = make(map[uint64]*entry)
 	s.high.init()
@@ -89,7 +93,7 @@ func (s *shard) acquireLocked(e *entry, n int) {
 		return
 	}
 	after := e.state.Add(int32(n) * stateRef)
-	if after-int32(n)*stateRef == stateCached {
+	if e.trackPinned() && after-int32(n)*stateRef == stateCached {
 		// The first outside reference of a cached entry: it is pinned.
 		s.entryPinned.Add(e.charge())
 	}
@@ -161,11 +165,12 @@ func (s *shard) removeLocked(e *entry) {
 	}
 	s.unlinkFileLocked(e)
 	delete(s.entries, e.key)
-	charge := e.charge() // before the decrement, after which a Release may free e
+	// Read before the decrement, after which a Release may free e.
+	charge, track := e.charge(), e.trackPinned()
 	switch n := e.state.Add(-stateCached); {
 	case n == 0:
 		e.free()
-	case n >= stateRef:
+	case n >= stateRef && track:
 		// It was pinned by handles; now it is merely referenced.
 		s.entryPinned.Add(-charge)
 	}
@@ -244,8 +249,13 @@ func (s *shard) insertLocked(k key, kind Kind, pri Priority, buf manual.Buf, str
 
 	e := newEntry()
 	e.key, e.buf, e.kind, e.pri, e.shard = k, buf, kind, pri, s
+	if s.trackPinned {
+		e.flags = entryTrackPinned
+	}
 	e.state.Store(stateCached | stateRef)
-	s.entryPinned.Add(charge)
+	if s.trackPinned {
+		s.entryPinned.Add(charge)
+	}
 	s.entries[k] = e
 	s.pushFileLocked(e)
 	s.pushLocked(e)
@@ -294,11 +304,25 @@ func (s *shard) evictFileLocked(id uint64) {
 // addMetricsLocked adds the shard's counters and usage to m.
 func (s *shard) addMetricsLocked(m *Metrics) {
 	m.Usage += s.usageLocked()
-	m.EntryPinnedUsage += s.entryPinned.Load()
+	m.EntryPinnedUsage += s.referencedLocked()
 	m.Entries += int64(len(s.entries))
 	m.OversizedRejects += s.oversized
 	m.StrictRejects += s.strict
 	for i := range s.counters {
 		m.Kinds[i].add(s.counters[i])
 	}
+}
+
+// referencedLocked is the charge of the cached entries that have outside
+// references, counted: a walk of the shard, for Metrics.
+func (s *shard) referencedLocked() int64 {
+	var n int64
+	for _, l := range [2]*list{&s.low, &s.high} {
+		for e := l.root.next; e != &l.root; e = e.next {
+			if e.state.Load() >= stateCached+stateRef {
+				n += e.charge()
+			}
+		}
+	}
+	return n
 }

@@ -3,7 +3,7 @@ package cache
 // Cached reports whether the handle's block is held by the cache. It is
 // false for a detached handle: a value the cache refused (larger than a
 // shard, the strict limit, or a disabled cache).
-func (h Handle) Cached() bool { return h.e != nil && !h.e.detached }
+func (h Handle) Cached() bool { return h.e != nil && !h.e.detached() }
 
 // MaxEntrySize is the largest value a shard of the configured size could
 // hold: Capacity / 2^NumShardBits less the per-entry overhead. Table readers
