@@ -84,6 +84,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
 	}
+	if exe, err := os.Executable(); err == nil {
+		cfg.ReaderCommand = append([]string{exe}, args...) // --disk-bound runs its readers with it
+	}
 	var progress io.Writer = stderr
 	if cfg.JSON {
 		progress = nil

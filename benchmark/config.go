@@ -41,6 +41,29 @@ type Config struct {
 	// (bookie-index; 0: the engine's default, negative: off).
 	IdleCompactionDelay time.Duration
 
+	// DiskBound runs the read phases (get, floor, miss) of each cache size
+	// in a reader process of their own, the store's files dropped from the
+	// page cache before it starts and every few milliseconds while it
+	// runs, with the disk's random-read rate measured beside them
+	// (docs/benchmarks.md, "The disk-bound regime").
+	DiskBound bool
+	// DiskBoundMemory, if positive, also holds each reader in a memory
+	// cgroup with a limit of the cache plus this, heap and page cache
+	// together, as a container's limit is: a reader that needs more is
+	// killed.
+	DiskBoundMemory int64
+	// DiskProbeTime is how long the disk-bound mode reads the disk at
+	// random before each cache size's reader runs.
+	DiskProbeTime time.Duration
+	// ReaderEngine, set on the reader process the disk-bound mode starts,
+	// names the one engine whose read phases it runs (--disk-bound-reader).
+	ReaderEngine string
+	// ReaderCommand is the command line that runs this bench again: the
+	// executable and the arguments it was given. The disk-bound mode
+	// starts its readers with it, the reader flags appended. Set by the
+	// commands (bookie-index bench, bench/), not a flag.
+	ReaderCommand []string
+
 	CacheSizes []int64
 	Threads    int
 	Warmup     time.Duration
@@ -92,6 +115,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.DiskProbeBytes = v
 		return err
 	})
+	fs.BoolVar(&c.DiskBound, "disk-bound", false, "run get, floor and miss of each cache size in a reader process of their own with the store's files kept out of the page cache (dropped every 10ms), beside the disk's own random-read rate at --block-size and --threads (O_DIRECT reads of the store's files)")
+	fs.Func("disk-bound-memory", "disk-bound: also hold each reader in a memory cgroup of the cache plus this, heap and page cache together, as a container's limit (Linux, as root; a reader that needs more is killed; default: none)", func(s string) error {
+		v, err := ParseSize(s)
+		c.DiskBoundMemory = v
+		return err
+	})
+	fs.DurationVar(&c.DiskProbeTime, "disk-probe-time", 5*time.Second, "disk-bound: how long to measure the disk's random reads before each cache size's reader")
+	fs.StringVar(&c.ReaderEngine, "disk-bound-reader", "", "internal: run as the disk-bound reader process of this engine")
 	fs.Func("write-buffer", "memtable size (default 64MiB)", func(s string) error {
 		v, err := ParseSize(s)
 		c.WriteBuffer = v
@@ -148,7 +179,41 @@ func (c *Config) Validate() error {
 	case c.DeleteFraction <= 0 || c.DeleteFraction >= 1:
 		return errors.New("--delete-fraction must be in (0, 1)")
 	}
+	if c.DiskBound {
+		reads := 0
+		for _, p := range c.Phases {
+			switch p {
+			case "get", "floor", "miss":
+				reads++
+			case "load":
+			default:
+				return errors.Newf("--disk-bound runs load, get, floor and miss, not %s", p)
+			}
+		}
+		switch {
+		case reads == 0:
+			return errors.New("--disk-bound needs a read phase (get, floor or miss)")
+		case c.DiskBoundMemory < 0:
+			return errors.New("--disk-bound-memory must not be negative")
+		case c.DiskProbeTime <= 0:
+			return errors.New("--disk-probe-time must be positive")
+		case c.BlockSize <= 0:
+			return errors.New("--disk-bound needs a positive --block-size (the disk is read at that size)")
+		}
+	}
 	return nil
+}
+
+// readPhases are the phases among get, floor and miss that the run asks
+// for, in the order they run.
+func (c *Config) readPhases() []string {
+	var out []string
+	for _, p := range []string{"get", "floor", "miss"} {
+		if c.has(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // The ways the load phase fills the index (Config.LoadVia).

@@ -1,8 +1,12 @@
 package benchmark
 
 import (
+	"math/rand"
 	"os"
 	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -122,4 +126,111 @@ func (l diskLimits) readExtra(mbPerSec float64) map[string]float64 {
 		}
 	}
 	return x
+}
+
+// directAlign is the alignment of O_DIRECT reads: offsets, lengths and
+// buffers in multiples of it (the page size; file systems ask 512 or 4096).
+const directAlign = 4096
+
+// randomReads is the disk's random-read rate at one read size and
+// concurrency, measured in the same run as the disk-bound read phases so
+// that their ops/s read as a fraction of it.
+type randomReads struct {
+	// ReadSize is the bytes of each read: the data block size rounded up
+	// to directAlign.
+	ReadSize int
+	// Threads is how many goroutines read at once (the phases' --threads).
+	Threads int
+	// ReadsPerSec and MBPerSec are the rates of all threads together.
+	ReadsPerSec, MBPerSec float64
+	// FileBytes is the size of the files read.
+	FileBytes int64
+}
+
+// probeRandomReads measures random reads of readSize bytes (rounded up to
+// directAlign) at aligned random offsets of the files, chosen in
+// proportion to their sizes, from threads goroutines for d. The reads are
+// O_DIRECT: they never touch the page cache, so they measure the disk (and
+// whatever cache sits below the kernel, which the engines' reads go
+// through too). Files smaller than one read are left out.
+func probeRandomReads(files []storeFile, readSize, threads int, d time.Duration) (randomReads, error) {
+	readSize = (readSize + directAlign - 1) / directAlign * directAlign
+	res := randomReads{ReadSize: readSize, Threads: threads}
+	var fds []*os.File
+	var ends []int64 // cumulative usable bytes: file i covers [ends[i-1], ends[i])
+	defer func() {
+		for _, f := range fds {
+			_ = f.Close()
+		}
+	}()
+	for _, sf := range files {
+		if sf.size < int64(readSize) {
+			continue
+		}
+		f, err := os.OpenFile(sf.path, os.O_RDONLY|syscall.O_DIRECT, 0)
+		if err != nil {
+			return res, errors.Wrapf(err, "random-read probe: opening %s with O_DIRECT", sf.path)
+		}
+		fds = append(fds, f)
+		usable := (sf.size - int64(readSize)) / directAlign * directAlign
+		prev := int64(0)
+		if len(ends) > 0 {
+			prev = ends[len(ends)-1]
+		}
+		ends = append(ends, prev+usable+directAlign)
+		res.FileBytes += sf.size
+	}
+	if len(fds) == 0 {
+		return res, errors.Newf("random-read probe: no file of at least %d bytes", readSize)
+	}
+	total := ends[len(ends)-1]
+	var stop atomic.Bool
+	var reads atomic.Int64
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var firstErr error
+	for t := 0; t < threads; t++ {
+		wg.Add(1)
+		go func(seed int64) {
+			defer wg.Done()
+			// An anonymous mapping is page-aligned, as O_DIRECT wants.
+			buf, err := syscall.Mmap(-1, 0, readSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+			if err != nil {
+				errOnce.Do(func() { firstErr = errors.Wrap(err, "random-read probe: buffer") })
+				stop.Store(true)
+				return
+			}
+			defer func() { _ = syscall.Munmap(buf) }()
+			rng := rand.New(rand.NewSource(seed))
+			var n int64
+			for !stop.Load() {
+				pos := rng.Int63n(total) / directAlign * directAlign
+				i := sort.Search(len(ends), func(i int) bool { return ends[i] > pos })
+				off := pos
+				if i > 0 {
+					off -= ends[i-1]
+				}
+				if _, err := fds[i].ReadAt(buf, off); err != nil {
+					errOnce.Do(func() {
+						firstErr = errors.Wrapf(err, "random-read probe: %d bytes at %d of %s", readSize, off, fds[i].Name())
+					})
+					stop.Store(true)
+					break
+				}
+				n++
+			}
+			reads.Add(n)
+		}(int64(t) + 1)
+	}
+	start := time.Now()
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	if firstErr != nil {
+		return res, firstErr
+	}
+	secs := time.Since(start).Seconds()
+	res.ReadsPerSec = float64(reads.Load()) / secs
+	res.MBPerSec = res.ReadsPerSec * float64(readSize) / 1e6
+	return res, nil
 }

@@ -131,3 +131,23 @@ func residentBytes() int64 {
 	pages, _ := strconv.ParseInt(fields[1], 10, 64)
 	return pages * int64(os.Getpagesize())
 }
+
+// diskReadBytes is how many bytes this process has caused to be read from
+// storage (/proc/self/io read_bytes: reads the page cache served are not
+// in it), or -1 if the kernel does not say.
+func diskReadBytes() int64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "read_bytes: "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}

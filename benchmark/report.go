@@ -62,7 +62,11 @@ type OpRow struct {
 	// back). With the peak RSS they split the process's memory.
 	CacheMemoryBytes int64 `json:"cache_memory_bytes,omitempty"`
 	GoMemoryBytes    int64 `json:"go_memory_bytes"`
-	// Extra, phase-specific numbers (delete and mixed phases).
+	// DiskBound marks a row of the disk-bound mode (--disk-bound): measured
+	// in a reader process of its own with the store's files kept out of
+	// the page cache; Extra has the disk's own figures.
+	DiskBound bool `json:"disk_bound,omitempty"`
+	// Extra, phase-specific numbers (delete, mixed and disk-bound phases).
 	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
@@ -96,9 +100,13 @@ func (r *reporter) emit(row interface{}) {
 			return
 		}
 		hdr := row.Engine + "/" + row.Phase + "/" + row.Layout
+		mode := ""
+		if row.DiskBound {
+			hdr, mode = hdr+"/disk-bound", ", disk-bound"
+		}
 		if hdr != r.lastHdr {
 			r.lastHdr = hdr
-			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads)\n", row.Phase, row.Engine, row.Layout, row.Threads)
+			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads%s)\n", row.Phase, row.Engine, row.Layout, row.Threads, mode)
 			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %8s %7s %11s %8s %10s %6s %9s %9s %8s\n",
 				"cache (shard)", "ops/s", "found", "filter/op", "skips/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS", "cache mem", "Go mem")
 		}

@@ -39,6 +39,28 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 	if !cfg.Keep && !cfg.UseExisting {
 		defer os.RemoveAll(dir)
 	}
+	if cfg.DiskBound && cfg.ReaderEngine == "" {
+		// Before a load that may take an hour.
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return errors.Wrap(err, "benchmark")
+		}
+		if err := DiskBoundAvailable(dir, cfg.DiskBoundMemory > 0); err != nil {
+			return err
+		}
+	}
+	if cfg.ReaderEngine != "" {
+		// A disk-bound reader process: the one engine it was started for.
+		var one []Engine
+		for _, e := range engines {
+			if e.Name() == cfg.ReaderEngine {
+				one = append(one, e)
+			}
+		}
+		if len(one) != 1 {
+			return errors.Newf("--disk-bound-reader %q: no such engine", cfg.ReaderEngine)
+		}
+		engines = one
+	}
 	rep := &reporter{w: out, json: cfg.JSON}
 	if !cfg.JSON {
 		fmt.Fprintf(out, "bookie-index bench: %d ledgers × %d entries = %d keys, loaded via %s (batches of %d entries per ledger), %d threads, warm-up %s, %s measured\n",
@@ -46,6 +68,14 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 		fmt.Fprintf(out, "layout %s, common prefix %v, block size %d, bloom bits %d, compression %s, target file size %s, write buffer %s, dir %s\n",
 			cfg.Layout, cfg.CommonPrefix, cfg.BlockSize, cfg.BloomBits, cfg.Compression, FormatSize(cfg.EffectiveTargetFileSize()),
 			FormatSize(cfg.EffectiveWriteBuffer()), dir)
+		if cfg.DiskBound {
+			held := ""
+			if cfg.DiskBoundMemory > 0 {
+				held = " in a memory cgroup of the cache + " + FormatSize(cfg.DiskBoundMemory)
+			}
+			fmt.Fprintf(out, "disk-bound: each cache size's read phases in a process of their own%s, the store's files dropped from the page cache before it and every %s while it runs; the disk read at random beside it (%d-byte O_DIRECT reads, %d threads, %s)\n",
+				held, dropEvery, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+		}
 	}
 	for _, e := range engines {
 		r := &runner{cfg: cfg, e: e, dir: filepath.Join(dir, e.Name()), rep: rep, progress: progress}
@@ -103,6 +133,19 @@ func (r *runner) run() error {
 			_ = r.e.Close()
 			return err
 		}
+	}
+	if cfg.DiskBound && cfg.ReaderEngine == "" {
+		// The read phases run in reader processes, one per cache size,
+		// on the closed store.
+		if err := r.e.Close(); err != nil {
+			return err
+		}
+		for _, c := range cfg.CacheSizes {
+			if err := r.diskBoundRows(c); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	for i, c := range cfg.CacheSizes {
 		if i > 0 || cfg.has("load") && !cfg.UseExisting {
@@ -264,9 +307,11 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 		return OpRow{}, err
 	}
 	p0 := sampleProcess()
+	io0 := diskReadBytes()
 	t0 := time.Now()
 	ops, found, err := r.runThreads(readers, op, cfg.Duration, 1000)
 	elapsed := time.Since(t0)
+	io1 := diskReadBytes()
 	p1 := sampleProcess()
 	if perr := stopProfile(); err == nil {
 		err = perr
@@ -308,6 +353,14 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 	}
 	if total := p1.total - p0.total; total > 0 {
 		row.GCCPUFraction = (p1.gcCPU - p0.gcCPU) / total
+	}
+	if cfg.ReaderEngine != "" && io0 >= 0 && io1 >= 0 {
+		// A disk-bound reader: what the phase read from the disk itself,
+		// beside the engine's count of bytes read from its files.
+		if row.Extra == nil {
+			row.Extra = map[string]float64{}
+		}
+		row.Extra["disk_read_bytes_per_op"] = float64(io1-io0) / n
 	}
 	return row, nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
 	"time"
 
 	"github.com/bookie-index/bookie-index/benchmark"
@@ -30,6 +31,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErrorf("%v", err)
+	}
+	if exe, err := os.Executable(); err == nil {
+		cfg.ReaderCommand = append([]string{exe, "bench"}, args...) // --disk-bound runs its readers with it
 	}
 	progress := progressOutput(stderr, benchProgressEvery)
 	if cfg.JSON {
