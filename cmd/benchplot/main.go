@@ -13,7 +13,9 @@
 // KEYS a count such as 5000000, 5M (or 5m), 500M or 1G (a load row in such a file
 // must agree with it). Rows of phases other than get and floor are skipped.
 //
-// The SVG is a 2×2 grid: a row per phase (get, floor); on the left ops/s
+// The SVG is a 2×2 grid: a row per phase (get, floor), and a row more for
+// each phase the inputs have disk-bound rows of (bench --disk-bound,
+// "get (disk-bound)" and "floor (disk-bound)"); on the left ops/s
 // against the cache size (log scale), a line per engine and key count; on
 // the right ops/s against the key count (log scale), a line per engine and
 // cache size. Colour tells the engine, the dash pattern the other series

@@ -21,6 +21,10 @@ var update = flag.Bool("update", false, "rewrite testdata/scale.svg")
 // count.
 var goldenArgs = []string{"testdata/5m.jsonl", "50M=testdata/50m-existing.jsonl"}
 
+// diskBoundArgs add disk-bound rows (bench --disk-bound, without a load
+// row): testdata/scale-disk-bound.svg, with a row of charts per phase.
+var diskBoundArgs = append(append([]string{}, goldenArgs...), "50M=testdata/50m-disk-bound.jsonl")
+
 func plot(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -29,15 +33,19 @@ func plot(t *testing.T, args ...string) (string, string, int) {
 }
 
 func TestGolden(t *testing.T) {
+	testGolden(t, "testdata/scale.svg", goldenArgs)
+	testGolden(t, "testdata/scale-disk-bound.svg", diskBoundArgs)
+}
+
+func testGolden(t *testing.T, golden string, args []string) {
 	out := filepath.Join(t.TempDir(), "scale.svg")
-	if _, stderr, code := plot(t, append([]string{"-o", out}, goldenArgs...)...); code != 0 {
+	if _, stderr, code := plot(t, append([]string{"-o", out}, args...)...); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	const golden = "testdata/scale.svg"
 	if *update {
 		if err := os.WriteFile(golden, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -51,7 +59,7 @@ func TestGolden(t *testing.T) {
 		t.Errorf("output differs from %s (rerun with -update and review the diff)", golden)
 	}
 	// Stdout without -o is the same bytes.
-	if stdout, _, _ := plot(t, goldenArgs...); stdout != string(got) {
+	if stdout, _, _ := plot(t, args...); stdout != string(got) {
 		t.Error("stdout differs from -o FILE")
 	}
 }
@@ -88,12 +96,49 @@ func TestOutputIsXML(t *testing.T) {
 	}
 }
 
+// TestDiskBoundCharts: disk-bound rows get a row of charts per phase of
+// their own, after the cached ones (which are always drawn), and only for
+// the phases they have.
+func TestDiskBoundCharts(t *testing.T) {
+	stdout, stderr, code := plot(t, diskBoundArgs...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	titles := []string{">get: ops/s vs cache size<", ">floor: ops/s vs cache size<",
+		">get (disk-bound): ops/s vs cache size<", ">floor (disk-bound): ops/s vs key count<"}
+	last := -1
+	for _, title := range titles {
+		i := strings.Index(stdout, title)
+		if i < 0 || i < last {
+			t.Fatalf("chart %q missing or out of order", title)
+		}
+		last = i
+	}
+	samples, err := readArg("50M=testdata/50m-disk-bound.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gets []sample
+	for _, s := range samples {
+		if s.phase == "get"+diskBoundSuffix {
+			gets = append(gets, s)
+		}
+	}
+	var b bytes.Buffer
+	if err := render(&b, medians(gets)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ">get (disk-bound): ops/s vs cache size<") || strings.Contains(b.String(), "floor (disk-bound)") {
+		t.Error("disk-bound gets alone: a row of charts for them, none for disk-bound floors")
+	}
+}
+
 // TestDeterministic renders the same samples in shuffled order: the
 // output must not depend on the order rows came in (the medians sort, the
 // series are sorted).
 func TestDeterministic(t *testing.T) {
 	var samples []sample
-	for _, a := range goldenArgs {
+	for _, a := range diskBoundArgs {
 		s, err := readArg(a)
 		if err != nil {
 			t.Fatal(err)

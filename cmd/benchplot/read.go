@@ -23,7 +23,13 @@ type row struct {
 	Keys       int64    `json:"keys"`
 	CacheBytes int64    `json:"cache_bytes"`
 	OpsPerSec  *float64 `json:"ops_per_sec"`
+	DiskBound  bool     `json:"disk_bound"`
 }
+
+// diskBoundSuffix marks the phase of a disk-bound row (bench --disk-bound):
+// its own row of charts, since a get that reads the disk is orders of
+// magnitude slower than one the caches answer.
+const diskBoundSuffix = " (disk-bound)"
 
 // sample is one get or floor row with its key count. After medians, one
 // sample stands for every row that shares its key.
@@ -94,7 +100,11 @@ func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
 			if r.OpsPerSec == nil || r.CacheBytes <= 0 {
 				return nil, errors.Newf("%s:%d: %s row without ops_per_sec or cache_bytes", name, line, r.Phase)
 			}
-			out = append(out, sample{key: key{r.Engine, r.Layout, r.Phase, n, r.CacheBytes}, ops: *r.OpsPerSec, rows: 1})
+			phase := r.Phase
+			if r.DiskBound {
+				phase += diskBoundSuffix
+			}
+			out = append(out, sample{key: key{r.Engine, r.Layout, phase, n, r.CacheBytes}, ops: *r.OpsPerSec, rows: 1})
 		}
 	}
 	if err := sc.Err(); err != nil {

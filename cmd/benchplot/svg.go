@@ -79,6 +79,14 @@ func render(w io.Writer, samples []sample) error {
 			xfmt: formatCount, dimfmt: func(n int64) string { return formatBytes(n) + " cache" }},
 	}
 	phases := []string{"get", "floor"}
+	for _, phase := range phases[:2] {
+		for _, s := range samples {
+			if s.phase == phase+diskBoundSuffix {
+				phases = append(phases, s.phase)
+				break
+			}
+		}
+	}
 
 	var legends [][]series
 	legendN := 0
@@ -99,6 +107,9 @@ func render(w io.Writer, samples []sample) error {
 	note := "Each point is one bench row; x axes are logarithmic."
 	if maxRows > 1 {
 		note = fmt.Sprintf("Each point is the median ops/s of the rows sharing engine, layout, phase, key count and cache size (up to %d rows a point); x axes are logarithmic.", maxRows)
+	}
+	if len(phases) > 2 {
+		note += " Disk-bound: the index's files kept out of the page cache."
 	}
 	text(&b, width/2, 42, "middle", "fill=\"#444\"", note)
 	for pi, phase := range phases {
