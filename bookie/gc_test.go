@@ -785,3 +785,66 @@ func TestGCKeepsLogsOfAFailedCheckpoint(t *testing.T) {
 	check()
 	require.NoError(t, s.Close())
 }
+
+// TestGCKeepsALogDamagedBeforeLiveRecords: a log whose ledgers map a crash
+// lost is accounted by a scan, which stops at damage; the ledgers after
+// the damage are not in the rebuilt map. When every ledger before the
+// damage is deleted, the log must not be taken for dead: the live
+// records after the damage are still read through the index.
+func TestGCKeepsALogDamagedBeforeLiveRecords(t *testing.T) {
+	env := newGCEnv()
+	s := env.open(t)
+	for _, l := range []int64{1, 2} {
+		for e := int64(0); e < 10; e++ {
+			require.NoError(t, s.AddEntry(l, e, payload(l, e, 0)))
+		}
+		require.NoError(t, s.Checkpoint())
+	}
+	d := s.Dirs()[0]
+	first := d.entryLog.CurrentLogID()
+	for e := int64(0); e < 200; e++ { // rotates the log
+		require.NoError(t, s.AddEntry(3, e, payload(3, e, 0)))
+	}
+	require.NoError(t, s.Checkpoint())
+	require.NotEqual(t, first, d.entryLog.CurrentLogID())
+	loc, err := d.locations.GetLocation(1, 9)
+	require.NoError(t, err)
+	require.Equal(t, first, entrylog.LocationLogID(loc))
+	loc2, err := d.locations.GetLocation(2, 0)
+	require.NoError(t, err)
+	require.Equal(t, first, entrylog.LocationLogID(loc2), "ledger 2 after ledger 1 in the same log")
+	require.NoError(t, s.Close())
+
+	// A crash lost the map; a byte of ledger 1's last record is damaged.
+	dir := filepath.Join(env.dirs[0], "current")
+	require.NoError(t, env.mem.Remove(filepath.Join(dir, entrylog.MetadataFileName(first))))
+	logPath := filepath.Join(dir, entrylog.LogFileName(first))
+	f, err := env.mem.Open(logPath)
+	require.NoError(t, err)
+	size, err := f.Size()
+	require.NoError(t, err)
+	data := make([]byte, size)
+	_, err = f.ReadAt(data, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	data[entrylog.LocationOffset(loc)+20+3] ^= 0x01
+	w, err := env.mem.Create(logPath)
+	require.NoError(t, err)
+	_, err = w.Write(data)
+	require.NoError(t, err)
+	require.NoError(t, w.Sync())
+	require.NoError(t, w.Close())
+
+	s = env.open(t)
+	defer s.Close()
+	_, err = s.DeleteLedger(1)
+	require.NoError(t, err)
+	require.NoError(t, s.Checkpoint())
+	require.NoError(t, s.Purge())
+	runGC(t, s, GCRequest{Force: true})
+	_, err = env.mem.Stat(logPath)
+	require.NoError(t, err, "the damaged log stays")
+	for e := int64(0); e < 10; e++ {
+		requireEntry(t, s, 2, e, payload(2, e, 0))
+	}
+}

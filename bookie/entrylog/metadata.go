@@ -172,8 +172,10 @@ func (l *Logger) writeMetadata(m *Metadata) {
 // writing (the ledgers map is persisted now, off the write path); else
 // from the ledgers map, or, when the map is missing or does not decode,
 // by scanning the log (then the map is written for next time). A scan
-// stops at a torn tail; the map covers the records before it. The caller
-// owns the result.
+// stops at a torn tail; the map covers the records before it. Damage that
+// no interrupted write explains (ExamineTail) is an error matching
+// ErrCorruption: what follows it cannot be counted. The caller owns the
+// result.
 func (l *Logger) Metadata(id int64) (*Metadata, error) {
 	l.mu.Lock()
 	if cur := l.mu.cur; cur != nil && cur.id == id {
@@ -208,6 +210,19 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 	})
 	if err != nil {
 		return nil, errors.Wrapf(err, "entrylog: rebuilding the ledgers map of log %#x", id)
+	}
+	if res.Tail != nil {
+		// Records after damage are not counted: a map without their
+		// ledgers would let the collector remove a log the index still
+		// reads from. Only a tail an interrupted write explains (a
+		// record cut short, zeros) is known to hold no record.
+		shape, why, err := ExamineTail(l.fs, l.LogPath(id), res.ValidEnd)
+		if err != nil {
+			return nil, errors.Wrapf(err, "entrylog: rebuilding the ledgers map of log %#x", id)
+		}
+		if shape == TailDamaged {
+			return nil, errors.Wrapf(ErrCorruption, "entrylog: %s: the ledgers after offset %d cannot be counted: %s", l.LogPath(id), res.ValidEnd, why)
+		}
 	}
 	m = metadataFromUsage(id, res.ValidEnd, usage)
 	l.writeMetadata(m)

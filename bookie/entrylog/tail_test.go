@@ -144,3 +144,41 @@ func TestReadOnlyLogs(t *testing.T) {
 	_, err = Open(testDir, &Options{FS: fs})
 	require.ErrorIs(t, err, ErrCorruption, "the writer refuses a damaged lastId")
 }
+
+// TestMetadataOfADamagedLog: a ledgers map rebuilt by a scan covers the
+// records before a tail an interrupted write explains, and is refused
+// (ErrCorruption, nothing written) where damage hides the records after
+// it: the collector would count their ledgers out.
+func TestMetadataOfADamagedLog(t *testing.T) {
+	fs := vfs.NewMem()
+	l := openMem(t, fs, 4<<10)
+	var locs []int64
+	for e := int64(0); e < 20; e++ {
+		loc, err := l.AddEntry(e%3, e, payloadOf(e%3, e, 300))
+		require.NoError(t, err)
+		locs = append(locs, loc)
+	}
+	require.NoError(t, l.Close())
+	require.Equal(t, int64(0), LocationLogID(locs[0]))
+	path := filepath.Join(testDir, LogFileName(0))
+	mapPath := filepath.Join(testDir, MetadataFileName(0))
+	good := readAll(t, fs, path)
+	start := LocationOffset(locs[2]) - SizeFieldSize
+
+	require.NoError(t, fs.Remove(mapPath))
+	bad := append([]byte(nil), good...)
+	bad[start+RecordOverhead+5] ^= 0x01
+	writeFile(t, fs, path, bad)
+	l = openMem(t, fs, 4<<10)
+	_, err := l.Metadata(0)
+	require.ErrorIs(t, err, ErrCorruption)
+	require.ErrorContains(t, err, "cannot be counted")
+	_, err = fs.Stat(mapPath)
+	require.Error(t, err, "no map written")
+
+	writeFile(t, fs, path, good[:start+30]) // cut short
+	m, err := l.Metadata(0)
+	require.NoError(t, err)
+	require.Equal(t, start, m.Size)
+	require.NoError(t, l.Close())
+}
