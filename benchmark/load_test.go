@@ -83,7 +83,7 @@ func seekConfig() Config {
 	}
 }
 
-// TestIngestedReadsLikeCompacted is seed 004's check (RocksDB's ingested
+// TestIngestedReadsLikeCompacted checks what RocksDB got wrong (its ingested
 // tables with a global sequence number took a slower comparator path in
 // block seeks): an ingested index and a written, compacted one of the same
 // entries hold the same tables — every one in the last level, every entry

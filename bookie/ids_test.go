@@ -175,9 +175,9 @@ func second[T any](_ T, err error) error        { return err }
 func second2(_ []byte, err error) error         { return err }
 func third[T, U any](_ T, _ U, err error) error { return err }
 
-// TestDeletedEntryMaxIDStaysDeleted is the regression test of issue 21's
-// probe: entry MaxInt64 of a deleted ledger came back when the ledger was
-// written again, because the purge's range ended before it.
+// TestDeletedEntryMaxIDStaysDeleted is a regression test: entry MaxInt64
+// of a deleted ledger came back when the ledger was written again, because
+// the purge's range ended before it.
 func TestDeletedEntryMaxIDStaysDeleted(t *testing.T) {
 	env := newTestEnv()
 	s := env.open(t)

@@ -277,7 +277,7 @@ func TestModelBoundedL0(t *testing.T) {
 	// Whether an intra-L0 compaction runs depends on the base level being
 	// busy when L0 reaches the slowdown trigger, which is timing: on a
 	// quiet machine the compactions keep up and none may run (1 run in 4
-	// in session 5). TestPickL0Invariants picks them deterministically.
+	// in one series of runs). TestPickL0Invariants picks them deterministically.
 	if reasons.get("intra-L0") == 0 {
 		t.Log("no intra-L0 compaction ran this time")
 	}

@@ -46,7 +46,7 @@ func fillDisk(t *testing.T, path string) {
 	}
 }
 
-// TestServeDiskFull is issue 21's full-disk probe from outside: serve with
+// TestServeDiskFull is a full-disk probe from outside: serve with
 // its indexes on a small tmpfs, fill it, keep writing; checkpoints fail
 // (the index write, after the entries reached the entry log) and retry
 // with backoff without writing the cache into the entry logs again; reads

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestServeReadOnly is issue 16's full-disk probe from outside: serve with
+// TestServeReadOnly is a full-disk probe from outside: serve with
 // its ledger and index directories on a small tmpfs; filling it turns the
 // storage read-only (state, the gauge and one WARN line say so), writes
 // get 503 with the reason, checkpointed entries still read; freeing the

@@ -344,7 +344,7 @@ func TestGetAllocatesNothingWhenCached(t *testing.T) {
 	require.Zero(t, stats.DataReads+stats.IndexReads+stats.FilterReads)
 }
 
-// TestFullFilterLargerThanShardIsReadOnce is RocksDB's cliff (seed 001) at
+// TestFullFilterLargerThanShardIsReadOnce is RocksDB's filter-cache cliff at
 // table level: a multi-MiB full filter and a cache of 1 MiB shards. The
 // filter must be read from the file once, not on every Get, and must not
 // push the other cached blocks out. (AlwaysLoadFilters: by default lookups
