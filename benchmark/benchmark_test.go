@@ -136,6 +136,59 @@ func TestStoragePhases(t *testing.T) {
 	}
 }
 
+// TestStoragePhasesJournal runs add-entry's journal arms at a tiny scale:
+// a row per arm and writer count, each with its latencies, the journal
+// arms with their fsyncs; read-entry reads the last arm's entries back
+// through its journal's storage.
+func TestStoragePhasesJournal(t *testing.T) {
+	cfg := Config{
+		Dir: t.TempDir(), Ledgers: 8, Entries: 100, FlushEntries: 100, Layout: "partitioned", CommonPrefix: true,
+		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
+		CacheSizes: []int64{1 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
+		Phases: []string{"load", "add-entry", "read-entry"}, DeleteFraction: 0.5, JSON: true, DiskProbeBytes: 1 << 20,
+		Journal: []string{"off", "nosync", "sync"}, Writers: []int{1, 4},
+	}
+	require.NoError(t, cfg.Validate())
+	var out bytes.Buffer
+	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))
+	var adds []map[string]interface{}
+	var read map[string]interface{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var row map[string]interface{}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &row), sc.Text())
+		switch row["phase"] {
+		case "add-entry":
+			adds = append(adds, row)
+		case "read-entry":
+			read = row
+		}
+	}
+	require.Len(t, adds, 6, out.String())
+	for i, row := range adds {
+		x := row["extra"].(map[string]interface{})
+		require.Equal(t, float64(i/2), x["journal"], "arm of row %d", i)
+		require.Equal(t, []float64{1, 4}[i%2], x["writers"])
+		require.Equal(t, x["writers"], row["threads"])
+		require.Greater(t, row["ops"], float64(0))
+		require.Greater(t, x["p99_ms"], float64(0))
+		require.GreaterOrEqual(t, x["p99_ms"], x["p50_ms"])
+		require.Greater(t, x["disk_fsyncs_per_sec"], float64(0))
+		if i >= 2 {
+			require.Equal(t, float64(2), x["group_wait_ms"])
+		}
+		if i >= 4 { // sync: every add waited for an fsync
+			require.Greater(t, x["journal_syncs"], float64(0))
+			require.Greater(t, x["p50_ms"], float64(0.001))
+		}
+	}
+	require.NotNil(t, read)
+	require.Equal(t, float64(1), read["found_fraction"])
+
+	cfg.Journal = []string{"maybe"}
+	require.ErrorContains(t, cfg.Validate(), `--journal: unknown arm "maybe"`)
+}
+
 // TestGCPhase runs the gc phase at a tiny scale: the forced cycle must
 // give bytes back and every live entry read during it must be found.
 func TestGCPhase(t *testing.T) {

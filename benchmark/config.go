@@ -71,7 +71,19 @@ type Config struct {
 	Phases     []string
 	// DeleteFraction of the ledgers the delete phase deletes.
 	DeleteFraction float64
-	JSON           bool
+	// Writers are the writer counts of add-entry, one row each (default:
+	// Threads).
+	Writers []int
+	// Journal are add-entry's journal arms, one row each per writer count:
+	// "off" (the storage alone, durable at the final checkpoint), "nosync"
+	// (behind a journal with journalSyncData=false: acknowledged once
+	// written) and "sync" (journalSyncData=true: acknowledged after the
+	// fsync that covers it). Default: off.
+	Journal []string
+	// JournalGroupWait is journalMaxGroupWaitMSec for the journal arms (0:
+	// upstream's 2 ms; negative: no wait).
+	JournalGroupWait time.Duration
+	JSON             bool
 	// CPUProfile, if set, is the path prefix of one CPU profile per
 	// measured read phase: PREFIX-ENGINE-PHASE-CACHE.pprof.
 	CPUProfile string
@@ -149,6 +161,23 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	fs.Float64Var(&c.DeleteFraction, "delete-fraction", 0.2, "fraction of the ledgers the delete phase deletes")
+	fs.Func("writers", "add-entry: writer counts, comma separated, one row each (default: --threads)", func(s string) error {
+		c.Writers = nil
+		for _, part := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil || n <= 0 {
+				return errors.Newf("%q is not a positive writer count", part)
+			}
+			c.Writers = append(c.Writers, n)
+		}
+		return nil
+	})
+	c.Journal = []string{"off"}
+	fs.Func("journal", "add-entry: journal arms, comma separated, one row each per writer count: off (the storage alone), nosync (behind a journal, journalSyncData=false), sync (journalSyncData=true: each add waits for its fsync) (default off)", func(s string) error {
+		c.Journal = strings.Split(s, ",")
+		return nil
+	})
+	fs.DurationVar(&c.JournalGroupWait, "journal-group-wait", 0, "add-entry: journalMaxGroupWaitMSec of the journal arms (0: upstream's 2ms; negative: no wait)")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured read phase to PREFIX-ENGINE-PHASE-CACHE.pprof")
 }
@@ -159,6 +188,11 @@ func (c *Config) Validate() error {
 	for _, p := range c.Phases {
 		if !known[p] {
 			return errors.Newf("unknown phase %q (accepted: load, get, floor, miss, delete, mixed, add-entry, read-entry, gc)", p)
+		}
+	}
+	for _, j := range c.Journal {
+		if _, ok := journalArms[j]; !ok {
+			return errors.Newf("--journal: unknown arm %q (accepted: off, nosync, sync)", j)
 		}
 	}
 	switch {

@@ -52,7 +52,7 @@ func (r *runner) gcPhase(b *BookieEngine) error {
 	spread := min(int64(100), threads*perThread)
 	deleted := func(ledger int64) bool { return float64(ledger%spread) < cfg.DeleteFraction*float64(spread) }
 	r.logf("gc: writing 1 KiB entries (%s)", cfg.Duration)
-	written, err := writeEntriesFor(s, cfg.Threads, cfg.Duration, ledgerOf)
+	written, err := writeEntriesFor(s, cfg.Threads, cfg.Duration, ledgerOf, nil)
 	if err != nil {
 		return errors.Wrap(err, "gc: writing")
 	}

@@ -3,6 +3,7 @@ package journaled
 import (
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -111,6 +112,11 @@ func Open(opts Options) (_ *Storage, err error) {
 	}
 	r := NewReplayer(storage, log)
 	set, err := journal.Open(jopts, r.Apply)
+	if errors.Is(err, journal.ErrMissingJournal) {
+		return nil, errors.Wrapf(err, "journaled: replaying the journals: the ledger directories' lastMark names a journal file that "+
+			"journalDirectories (%s) does not hold; point journalDirectories at the bookie's journal (BookKeeper's default is /tmp/bk-txn)",
+			strings.Join(jopts.JournalDirectories, ","))
+	}
 	if err != nil {
 		return nil, errors.Wrap(err, "journaled: replaying the journals")
 	}

@@ -5,9 +5,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bookie-index/bookie-index/bookie/migrate"
+	"github.com/bookie-index/bookie-index/conf"
+	"github.com/bookie-index/bookie-index/journal"
+	"github.com/bookie-index/bookie-index/vfs"
+	"github.com/cockroachdb/errors"
 )
 
 // migrateProgressEvery is how often migrate reports a directory's
@@ -16,15 +22,18 @@ const migrateProgressEvery = 2 * time.Second
 
 const migrateHelp = `Converts the RocksDB indexes of a stopped BookKeeper bookie into this storage's,
 for every directory of the configuration (<indexDir>/current/locations and
-.../ledgers; docs/migration.md). Stop the bookie cleanly first (its journal
-must be checkpointed); the entry logs stay where they are. The new indexes are
+.../ledgers; docs/migration.md), then replays the bookie's journals
+(journalDirectories) from its last log mark into the storage: a bookie that was
+killed needs no restart under BookKeeper first. Stop the bookie first; the
+entry logs stay where they are. The new indexes are
 built beside the old ones, verified (locations per ledger, sampled lookups
 against RocksDB), then switched in; the RocksDB databases are kept, unchanged,
 as locations.rocksdb-backup and ledgers.rocksdb-backup. Locations of ledgers
 the ledgers database no longer holds are dropped, as BookKeeper's next garbage
 collection would. A second run has nothing to do; a run after a crash
 finishes or restarts the migration. A directory a running storage holds is
-refused.`
+refused. BookKeeper's lastMark files are kept as lastMark.bookkeeper (and its
+journal files are not removed) for a roll back.`
 
 // runMigrate migrates every directory of the configuration, with
 // progress lines on stderr and a summary per directory on stdout.
@@ -95,5 +104,75 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 			res.PurgedEntries, res.PurgedLedgers, res.Skipped, res.Verified, res.LocationsBackupPath, res.LedgersBackupPath)
 		return nil
 	})
-	return directoriesFailed(failed, len(dirs))
+	if failed > 0 {
+		return directoriesFailed(failed, len(dirs))
+	}
+	return migrateJournals(tool, stdout)
+}
+
+// journalsToReplay reports whether a journal directory holds journal files
+// or a ledger directory a last log mark (which then names a journal file
+// the replay must find).
+func journalsToReplay(c *conf.Config) (bool, error) {
+	for _, d := range c.Journal.JournalDirectories {
+		ids, err := journal.ListFiles(vfs.Default, d)
+		if err != nil || len(ids) > 0 {
+			return len(ids) > 0, err
+		}
+	}
+	for _, d := range c.LedgerDirectories {
+		names, err := filepath.Glob(filepath.Join(d, "current", "lastMark*"))
+		if err != nil || len(names) > 0 {
+			return len(names) > 0, err
+		}
+	}
+	return false, nil
+}
+
+// migrateJournals replays the bookie's journals into the migrated storage
+// (docs/migration.md, "The journal"): BookKeeper acknowledged the adds its
+// journal holds past its last log mark, which its storage may lack (a
+// bookie that was killed). It keeps BookKeeper's lastMark files
+// (migrate.BackupLastMarks) and journal files, opens the storage behind
+// the journals as serve does (the replay, then a checkpoint that records
+// the new mark), and closes it.
+func migrateJournals(tool *offlineTool, stdout io.Writer) error {
+	c := tool.c
+	dirs := strings.Join(c.Journal.JournalDirectories, ",")
+	if found, err := journalsToReplay(c); err != nil {
+		return errors.Wrap(err, "migrate: journal")
+	} else if !found {
+		fmt.Fprintf(stdout, "migrate journal %s: no journal file and no last log mark: nothing to replay\n", dirs)
+		return nil
+	}
+	backups, err := migrate.BackupLastMarks(nil, c.LedgerDirectories)
+	if err != nil {
+		return errors.Wrap(err, "migrate: journal")
+	}
+	opts, _, err := storageOptions(c, tool.log)
+	if err != nil {
+		return err
+	}
+	opts.FlushInterval = -1 // no background work: the replay's checkpoint is all
+	opts.GCWaitTime = -1
+	jc := *c
+	jc.Journal.MaxBackupJournals = 1 << 30 // BookKeeper's journal files stay, for a roll back
+	storage, err := openJournaled(&jc, opts, tool.log)
+	if err != nil {
+		return errors.Wrap(err, "migrate: replaying the journals")
+	}
+	st := storage.Replayed()
+	marks := storage.Journals().LastLogMarks()
+	if err := storage.Close(); err != nil {
+		return errors.Wrap(err, "migrate: closing the storage after the journal replay")
+	}
+	fmt.Fprintf(stdout, "migrate journal %s: replayed %d records: %d entries added, %d already held, %d master keys, fences and explicit LACs, "+
+		"%d records of deleted ledgers and %d of unknown ledgers skipped; last log marks now %v",
+		dirs, st.Records, st.EntriesAdded, st.EntriesHeld, st.MetaEntries,
+		st.DeletedLedgerRecords, st.UnknownLedgerRecords, marks)
+	if len(backups) > 0 {
+		fmt.Fprintf(stdout, "; BookKeeper's kept as %s", strings.Join(backups, ", "))
+	}
+	fmt.Fprintln(stdout)
+	return nil
 }

@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"flag"
-	"github.com/cockroachdb/errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/errors"
 )
 
 // DefaultNoProgress is how long a round waits for an acknowledgement it
@@ -42,6 +45,21 @@ func FlagSet(name string) bool {
 type Round struct {
 	// Test is the child test's name: the binary runs -test.run=^Test$.
 	Test string
+	// Command, if set, is the child instead: a program and its
+	// arguments (a built binary, whose acknowledgements the parent makes
+	// itself, say: see Start). Dir is its working directory (default:
+	// the parent's).
+	Command []string
+	Dir     string
+	// Stderr passes the child's standard error lines to KillOn too (a
+	// program that logs there), besides standard output's.
+	Stderr bool
+	// Start, if set, starts Life when it is closed (by the parent, once
+	// it saw the child work: its first write acknowledged), as
+	// LifeFromFirstAck starts it at the child's first acknowledgement.
+	// The round waits for it as it waits for an acknowledgement it
+	// needs (NoProgress).
+	Start <-chan struct{}
 	// Env is added to the parent's environment.
 	Env []string
 	// Life is how long the child runs before it is killed. 0: until KillOn
@@ -79,31 +97,58 @@ type Result struct {
 // gave nothing of what the round needs within r.NoProgress.
 func (r Round) Run(t testing.TB) Result {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^"+r.Test+"$")
+	argv := r.Command
+	if len(argv) == 0 {
+		argv = []string{os.Args[0], "-test.run=^" + r.Test + "$"}
+	}
+	name := r.Test
+	if len(r.Command) > 0 {
+		name = strings.Join(r.Command, " ")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = r.Dir
 	cmd.Env = append(os.Environ(), r.Env...)
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	outputs := make([]io.Reader, 0, 2)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
+	}
+	outputs = append(outputs, stdout)
+	if r.Stderr {
+		errPipe, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, errPipe)
+	} else {
+		cmd.Stderr = &stderr
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	lines := make(chan string, 1024)
+	var scanners sync.WaitGroup
+	for _, out := range outputs {
+		scanners.Go(func() {
+			sc := bufio.NewScanner(out)
+			sc.Buffer(make([]byte, 64<<10), 1<<20)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+		})
+	}
 	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
+		scanners.Wait()
 		close(lines)
 	}()
 	var res Result
 	var other strings.Builder // stdout lines that are not acknowledgements
 	var deadline <-chan time.Time
-	if r.Life > 0 && !r.LifeFromFirstAck {
+	if r.Life > 0 && !r.LifeFromFirstAck && r.Start == nil {
 		deadline = time.After(r.Life)
 	}
+	start := r.Start
 	see := func(line string) {
 		if id, ok := strings.CutPrefix(line, "ACK "); ok {
 			if n, err := strconv.Atoi(id); err == nil {
@@ -135,10 +180,10 @@ func (r Round) Run(t testing.TB) Result {
 		if res.Matched {
 			return true
 		}
-		if r.Life == 0 && !r.LifeFromFirstAck {
+		if r.Life == 0 && !r.LifeFromFirstAck && r.Start == nil {
 			return false
 		}
-		return expired && (len(res.Acks) > 0 || !r.AtLeastOneAck)
+		return expired && (len(res.Acks) > 0 || !r.AtLeastOneAck || r.Start != nil)
 	}
 	for !exited && !done() {
 		select {
@@ -148,20 +193,23 @@ func (r Round) Run(t testing.TB) Result {
 				break
 			}
 			see(line)
+		case <-start:
+			start, giveUp = nil, nil // what the round needed came
+			deadline = time.After(r.Life)
 		case <-deadline:
 			expired = true
 		case <-giveUp:
 			kill()
 			_ = cmd.Wait()
 			t.Fatalf("no progress: the child (%s) gave nothing the round needs in %v (%d acknowledgements):\n%s%s",
-				r.Test, noProgress, len(res.Acks), other.String(), stderr.String())
+				name, noProgress, len(res.Acks), other.String(), stderr.String())
 		}
 	}
 	kill()
 	err = cmd.Wait()
 	var exitErr *exec.ExitError
 	if !errors.As(err, &exitErr) || exitErr.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the child (%s) ended by itself (%v), not by SIGKILL:\n%s%s", r.Test, err, other.String(), stderr.String())
+		t.Fatalf("the child (%s) ended by itself (%v), not by SIGKILL:\n%s%s", name, err, other.String(), stderr.String())
 	}
 	return res
 }

@@ -120,6 +120,40 @@ func TestRunKillOn(t *testing.T) {
 	require.Contains(t, failure, "no progress")
 }
 
+// TestRunCommandStartAndStderr: a child given as a command, whose
+// standard error lines reach KillOn, killed Life after the parent closes
+// Start; a Start never closed makes no progress.
+func TestRunCommandStartAndStderr(t *testing.T) {
+	start := make(chan struct{})
+	var saw []string
+	r := Round{
+		Command: []string{os.Args[0], "-test.run=^TestChild$"},
+		Env:     []string{"KILLTEST_CHILD=stderr-forever"},
+		Stderr:  true,
+		Start:   start,
+		Life:    50 * time.Millisecond,
+		KillOn: func(line string) bool {
+			saw = append(saw, line)
+			if line == "READY" {
+				close(start)
+			}
+			return false
+		},
+	}
+	begun := time.Now()
+	_, failure := run(t, r)
+	require.Empty(t, failure)
+	require.Contains(t, saw, "READY", "a line of standard error")
+	require.GreaterOrEqual(t, time.Since(begun), 200*time.Millisecond, "killed only after Start and its life")
+
+	r.Start = make(chan struct{})
+	r.KillOn = nil
+	r.NoProgress = 300 * time.Millisecond
+	_, failure = run(t, r)
+	require.Contains(t, failure, "no progress")
+	require.Contains(t, failure, "-test.run=^TestChild$", "the command is named")
+}
+
 // TestChild is the child of the tests above.
 func TestChild(t *testing.T) {
 	behaviour := os.Getenv("KILLTEST_CHILD")
@@ -144,6 +178,9 @@ func TestChild(t *testing.T) {
 		os.Exit(1)
 	case "ack-then-gap":
 		fmt.Println("ACK 1\nACK 2\nACK 3\nGAP")
+	case "stderr-forever":
+		time.Sleep(200 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "READY")
 	}
 	time.Sleep(time.Hour)
 }

@@ -286,7 +286,8 @@ func checkStorageDirs(t *testing.T, root string, e *expectedDirs) {
 // checkJournalDirs checks the journal scenario's directories without
 // replaying the journal: the storage holds exactly the checkpointed
 // entries, each ledger directory has the journal's log mark, and the
-// journal directory has a journal file.
+// journal directory has a journal file; then it migrates a copy and
+// replays the journal into it (checkMigrateKilledBookie).
 func checkJournalDirs(t *testing.T, root string, e *expectedDirs) {
 	d := readBookieDirs(t, root, e)
 	checkpointed := 0
@@ -317,6 +318,7 @@ func checkJournalDirs(t *testing.T, root string, e *expectedDirs) {
 	require.NotEmpty(t, txns, "journal files")
 	t.Logf("journal (seed %d): %d ledgers, %d entries checkpointed, %d only in the journal", e.Seed, len(e.Ledgers),
 		checkpointed, countEntries(e)-checkpointed)
+	checkMigrateKilledBookie(t, root, e)
 }
 
 func countEntries(e *expectedDirs) int {
