@@ -137,12 +137,19 @@ func isUpstreamKey(key string) bool {
 func keyNotes(unused []unusedKey) (summary []string, warnings []string) {
 	ignored := ignoredKeys()
 	var recognized, otherEnv []string
-	seen := map[string]bool{}
-	for _, u := range unused {
-		if seen[u.key] {
+	// A key set by several sources (or twice in the file) is described by
+	// the value that wins: the last one, in the order Load reads them
+	// (file lines, the environment, the overrides). An override of an
+	// ignored key is then warned about even when the file sets it to its
+	// default.
+	last := make(map[string]int, len(unused))
+	for i, u := range unused {
+		last[u.key] = i
+	}
+	for i, u := range unused {
+		if last[u.key] != i {
 			continue
 		}
-		seen[u.key] = true
 		if k, ok := ignored[u.key]; ok {
 			if v := strings.TrimSpace(u.value); v != "" && !sameValue(v, k.def) {
 				warnings = append(warnings, fmt.Sprintf("%s: %s=%s has no effect in bookie-index: %s", u.source, u.key, v, k.why))
@@ -170,12 +177,22 @@ func keyNotes(unused []unusedKey) (summary []string, warnings []string) {
 	sort.Strings(recognized)
 	sort.Strings(otherEnv)
 	if len(recognized) > 0 {
-		summary = append(summary, fmt.Sprintf("%d BookKeeper keys of the rest of a bookie, not used by bookie-index: %s", len(recognized), strings.Join(recognized, ", ")))
+		summary = append(summary, fmt.Sprintf("%s of the rest of a bookie, not used by bookie-index: %s",
+			plural(len(recognized), "BookKeeper key", "BookKeeper keys"), strings.Join(recognized, ", ")))
 	}
 	if len(otherEnv) > 0 {
-		summary = append(summary, fmt.Sprintf("%d environment variables %s* that name no key, ignored: %s", len(otherEnv), EnvPrefix, strings.Join(otherEnv, ", ")))
+		summary = append(summary, fmt.Sprintf("%s %s* naming no key, ignored: %s",
+			plural(len(otherEnv), "environment variable", "environment variables"), EnvPrefix, strings.Join(otherEnv, ", ")))
 	}
 	return summary, warnings
+}
+
+// plural returns n with the noun's singular or plural form.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // sameValue reports whether a value set is the default def: booleans in

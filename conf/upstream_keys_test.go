@@ -25,7 +25,7 @@ func TestUnusedKeysReported(t *testing.T) {
 	require.Equal(t, []string{
 		"6 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, flushEntrylogBytes, journalQueueSize, " +
 			"ledgerStorageClass, persistBookieStatusEnabled, zkServers",
-		"1 environment variables BK_* that name no key, ignored: BK_HOME",
+		"1 environment variable BK_* naming no key, ignored: BK_HOME",
 	}, c.UnusedKeys)
 	require.Equal(t, []string{
 		path + `:4: unknown key "gcWaitTme", ignored; did you mean "gcWaitTime"?`,
@@ -52,9 +52,25 @@ func TestOverridesTakeUpstreamKeys(t *testing.T) {
 	c, err := Load(LoadOptions{Overrides: map[string]string{"zkServers": "zk:2181", "entryLogPerLedgerEnabled": "true", "forceReadOnlyBookie": "true"}})
 	require.NoError(t, err)
 	require.True(t, c.ForceReadOnlyBookie)
-	require.Equal(t, []string{"1 BookKeeper keys of the rest of a bookie, not used by bookie-index: zkServers"}, c.UnusedKeys)
+	require.Equal(t, []string{"1 BookKeeper key of the rest of a bookie, not used by bookie-index: zkServers"}, c.UnusedKeys)
 	require.Equal(t, []string{"override: entryLogPerLedgerEnabled=true has no effect in bookie-index: " +
 		"the ledgers of a directory share its entry logs; one entry log per ledger is not implemented"}, c.KeyWarnings)
+
+	// The value that wins is the one described: an override (or an
+	// environment variable) of an ignored key is warned about even when the
+	// file sets the key to its default, and a file's default does not
+	// hide it.
+	path := writeFile(t, "bk_server.conf", "entryLogPerLedgerEnabled=false\npersistBookieStatusEnabled=true\npersistBookieStatusEnabled=false\n")
+	t.Setenv("BK_flushEntrylogBytes", "1048576")
+	c, err = Load(LoadOptions{Path: path, Environment: true, Overrides: map[string]string{"entryLogPerLedgerEnabled": "true"}})
+	require.NoError(t, err)
+	require.Equal(t, []string{"1 BookKeeper key of the rest of a bookie, not used by bookie-index: persistBookieStatusEnabled"}, c.UnusedKeys)
+	require.Equal(t, []string{
+		"environment variable BK_flushEntrylogBytes: flushEntrylogBytes=1048576 has no effect in bookie-index: " +
+			"entry logs are flushed and synced at each checkpoint (flushInterval), not every so many bytes",
+		"override: entryLogPerLedgerEnabled=true has no effect in bookie-index: " +
+			"the ledgers of a directory share its entry logs; one entry log per ledger is not implemented",
+	}, c.KeyWarnings)
 
 	_, err = Load(LoadOptions{Overrides: map[string]string{"entryLogSizeLimit": "1"}})
 	require.ErrorContains(t, err, `override: unknown key "entryLogSizeLimit"; did you mean "logSizeLimit"?`)

@@ -233,7 +233,7 @@ func TestServeInProcess(t *testing.T) {
 	require.Contains(t, stderr.String(), `msg="Entry location compaction finished"`)
 	require.NotContains(t, stderr.String(), "Entry location index compaction finished")
 	// The keys the file sets that serve does not use.
-	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper keys of the rest of a bookie, not used by bookie-index: journalRemoveFromPageCache"`)
+	require.Contains(t, stderr.String(), `level=INFO msg="configuration: 1 BookKeeper key of the rest of a bookie, not used by bookie-index: journalRemoveFromPageCache"`)
 	require.Contains(t, stderr.String(), `level=WARN msg="configuration: `+s.confPath)
 	require.Contains(t, stderr.String(), `unknown key \"flushIntervl\", ignored; did you mean \"flushInterval\"?`)
 
