@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -213,7 +214,7 @@ func TestPutEntryBody(t *testing.T) {
 	require.Equal(t, http.StatusLengthRequired, rec.Code, rec.Body.String())
 	rec = put(1<<20+1, failReader{t})
 	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, rec.Body.String())
-	require.Contains(t, rec.Body.String(), "the limit is 1048576 (nettyMaxFrameSizeBytes)")
+	require.Contains(t, rec.Body.String(), "the limit is 1048576 (nettyMaxFrameSizeBytes: raise it to take larger entries)")
 	rec = put(10, strings.NewReader("short"))
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "Failed to read request body")
@@ -237,4 +238,14 @@ func TestEntryLimitFollowsStorage(t *testing.T) {
 	defer s2.Close()
 	require.Equal(t, int64(st.MaxEntrySize()), s2.maxEntryBytes)
 	require.Less(t, st.MaxEntrySize(), 2<<20)
+	// The 413 names what sets the limit: the write cache, not the key
+	// set above it.
+	req := httptest.NewRequest(http.MethodPut, entryURL(1, 0), failReader{t})
+	req.ContentLength = int64(st.MaxEntrySize()) + 1
+	rec := httptest.NewRecorder()
+	s2.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, rec.Body.String())
+	require.Equal(t, fmt.Sprintf("Entry too large: %d bytes, the limit is %d (what half of a directory's write cache holds, "+
+		"below nettyMaxFrameSizeBytes=67108864: raise dbStorage_writeCacheMaxSizeMb to take larger entries).",
+		st.MaxEntrySize()+1, st.MaxEntrySize()), strings.TrimSpace(rec.Body.String()))
 }

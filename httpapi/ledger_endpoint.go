@@ -98,7 +98,7 @@ func (s *Service) putEntry(w http.ResponseWriter, r *http.Request, ledgerID, ent
 		writeText(w, http.StatusLengthRequired, "Length required: a PUT of an entry must carry Content-Length (room for the body is reserved before it is read).")
 		return
 	case size > s.maxEntryBytes:
-		writeText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Entry too large: %d bytes, the limit is %d (nettyMaxFrameSizeBytes).", size, s.maxEntryBytes))
+		writeText(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("Entry too large: %d bytes, the limit is %d (%s).", size, s.maxEntryBytes, s.maxEntryBytesWhy))
 		return
 	}
 	release, ok := s.admission.admitOp(w, r, opAdd)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -167,9 +168,11 @@ type Service struct {
 	wg     sync.WaitGroup
 
 	// admission bounds the data API's requests and bytes in flight;
-	// maxEntryBytes is the largest entry a PUT may carry.
-	admission     *admission
-	maxEntryBytes int64
+	// maxEntryBytes is the largest entry a PUT may carry, and
+	// maxEntryBytesWhy what sets it (the 413 says which key to raise).
+	admission        *admission
+	maxEntryBytes    int64
+	maxEntryBytesWhy string
 	// backupRules check index checkpoint targets; checkpointMu runs one
 	// index checkpoint at a time.
 	backupRules  backupRules
@@ -246,8 +249,11 @@ func New(opts Options) (*Service, error) {
 	if opts.BackupRoot != "" && (!filepath.IsAbs(opts.BackupRoot) || filepath.Clean(opts.BackupRoot) != opts.BackupRoot) {
 		return nil, errors.Newf("httpapi: BackupRoot %q is not a clean absolute path", opts.BackupRoot)
 	}
-	if l, ok := opts.Storage.(entrySizeLimiter); ok {
-		s.maxEntryBytes = min(s.maxEntryBytes, int64(l.MaxEntrySize()))
+	s.maxEntryBytesWhy = "nettyMaxFrameSizeBytes: raise it to take larger entries"
+	if l, ok := opts.Storage.(entrySizeLimiter); ok && int64(l.MaxEntrySize()) < s.maxEntryBytes {
+		s.maxEntryBytes = int64(l.MaxEntrySize())
+		s.maxEntryBytesWhy = fmt.Sprintf("what half of a directory's write cache holds, below nettyMaxFrameSizeBytes=%d: "+
+			"raise dbStorage_writeCacheMaxSizeMb to take larger entries", opts.MaxEntryBytes)
 	}
 	for i, d := range opts.Directories {
 		if d.Index == nil {

@@ -407,6 +407,14 @@ func newService(c *conf.Config, dirs []httpapi.Directory, storage *journaled.Sto
 	} else if c.HTTPServerAllowUnauthenticated {
 		log.Warn("admin API: PUT and DELETE need no token (httpServerAllowUnauthenticated=true); whatever fronts it must authenticate", "httpServerHost", c.HTTPServerHost)
 	}
+	if limit := int64(storage.MaxEntrySize()); c.NettyMaxFrameSizeBytes > limit {
+		// Said once at start, as the 413s will say it: the key set is not
+		// the limit applied.
+		log.Warn("the data API takes entries of at most half a directory's write cache, less than nettyMaxFrameSizeBytes: "+
+			"larger entries get 413; raise dbStorage_writeCacheMaxSizeMb to take them",
+			"nettyMaxFrameSizeBytes", c.NettyMaxFrameSizeBytes, "limit", limit,
+			"dbStorage_writeCacheMaxSizeMb", c.WriteCacheMaxSizeMB, "directories", len(dirs))
+	}
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	host, err := os.Hostname()
