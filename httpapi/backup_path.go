@@ -18,10 +18,10 @@ import (
 // write, so the endpoint takes only a directory that is plainly a backup
 // target:
 //
-//   - a clean absolute path: no NUL byte, no ".." component (which,
-//     after a symbolic link, would not mean what it reads), no component
-//     longer than NAME_MAX and no path longer than PATH_MAX once the
-//     checkpoint's own names are added;
+//   - a clean absolute path: no NUL byte or other control character, no
+//     ".." component (which, after a symbolic link, would not mean what
+//     it reads), no component longer than NAME_MAX and no path longer
+//     than PATH_MAX once the checkpoint's own names are added;
 //   - on a real file system: not under /proc, /dev or /sys, before or
 //     after symbolic links are resolved;
 //   - resolved (symbolic links followed, as far as it exists), its
@@ -89,6 +89,16 @@ const (
 	pathMax = 4096
 )
 
+// longestCheckpointFile is the longest name of a file an index
+// checkpoint writes: a manifest, whose number can take 20 digits (a
+// table's, NNNNNN.sst, keeps the number it has in the index).
+const longestCheckpointFile = "MANIFEST-18446744073709551615"
+
+// isControl reports whether r is an ASCII control character: a name
+// holding one (a newline, an escape) is valid but no backup target an
+// operator means.
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
 // pseudoFileSystems are the kernel's file systems, never a backup target.
 var pseudoFileSystems = []string{"/proc", "/dev", "/sys"}
 
@@ -128,6 +138,8 @@ func (b *backupRules) check(dir string, n int) (string, *refusal) {
 		return "", refuse("Missing query parameter dir: the absolute path of a directory on the server; the checkpoints go into new directories under it.")
 	case strings.IndexByte(dir, 0) >= 0:
 		return "", refuse("Query parameter dir=%s holds a NUL byte: a path cannot.", quoted)
+	case strings.IndexFunc(dir, isControl) >= 0:
+		return "", refuse("Query parameter dir=%s holds a control character: give a plain path.", quoted)
 	case !filepath.IsAbs(dir):
 		return "", refuse("Query parameter dir=%s must be an absolute path on the server; the checkpoints go into new directories under it.", quoted)
 	}
@@ -140,7 +152,7 @@ func (b *backupRules) check(dir string, n int) (string, *refusal) {
 		}
 	}
 	clean := filepath.Clean(dir)
-	longest := filepath.Join(clean, strconv.Itoa(max(n-1, 0)), "current", "locations.tmp")
+	longest := filepath.Join(clean, strconv.Itoa(max(n-1, 0)), "current", "locations.tmp", longestCheckpointFile)
 	if len(longest) >= pathMax {
 		return "", refuse("Query parameter dir=%s is too long: the checkpoint's files (%s) would have paths of %d bytes, the limit is %d.", quoted, longest, len(longest), pathMax-1)
 	}

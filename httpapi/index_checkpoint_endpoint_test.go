@@ -131,6 +131,10 @@ func TestIndexCheckpointTargetRules(t *testing.T) {
 	}
 	long := "/" + strings.Repeat("a", 256)
 	deep := strings.Repeat("/"+strings.Repeat("b", 200), 21)
+	// Its checkpoint's directories (/1/current/locations.tmp) fit in
+	// PATH_MAX, the files in them (MANIFEST-<20 digits>) do not.
+	deepFiles := strings.Repeat("/"+strings.Repeat("c", 200), 20) + "/" + strings.Repeat("d", 29)
+	require.Less(t, len(deepFiles+"/1/current/locations.tmp"), 4096)
 	for _, c := range []struct{ query, want string }{
 		{"", "Missing query parameter dir"},
 		{"?dir=", "Missing query parameter dir"},
@@ -140,6 +144,10 @@ func TestIndexCheckpointTargetRules(t *testing.T) {
 		{"?dir=/backup/..", `".." component`},
 		{"?dir=" + long, "a component of 256 bytes"},
 		{"?dir=" + deep, "too long"},
+		{"?dir=" + deepFiles, "too long"},
+		{"?dir=/backup%0Ax", "control character"},
+		{"?dir=/backup/%1B%5B31m", "control character"},
+		{"?dir=/backup%7F", "control character"},
 		{"?dir=/d1/ledgers", "inside ledger directory /d1/ledgers"},
 		{"?dir=/d1/ledgers/current", "inside ledger directory /d1/ledgers"},
 		{"?dir=/d2/ledgers/current/locations/x", "inside ledger directory /d2/ledgers"},
