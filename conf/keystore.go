@@ -33,7 +33,8 @@ var (
 	errNoKeyStore = errors.New("httpServerKeyStorePath: empty, but httpServerTlsEnable=true needs a PKCS#12 key store " +
 		"holding the admin server's private key and certificate")
 	errNoTrustStore = errors.New("httpServerTrustStorePath: empty, but httpServerTlsEnable=true requires client certificates, " +
-		"as BookKeeper's admin server does, and this PKCS#12 trust store holds the certificates that issue them")
+		"as BookKeeper's admin server does (without a trust store it accepts no client), and this PKCS#12 trust store " +
+		"holds the certificates that issue them")
 )
 
 // AdminTLSConfig returns the admin server's TLS configuration: the key and
