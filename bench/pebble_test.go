@@ -49,10 +49,10 @@ func TestBothEnginesAllPhases(t *testing.T) {
 	for _, layout := range []string{"partitioned"} {
 		t.Run(layout, func(t *testing.T) {
 			cfg := tinyConfig(t, layout)
-			engines, err := newEngines(cfg, "bookie-index,pebble")
+			engines, err := newEngines(cfg, "bookie-index,pebble", &bookkeeperFlags{})
 			require.NoError(t, err)
 			var out bytes.Buffer
-			require.NoError(t, benchmark.Run(cfg, engines, &out, nil))
+			require.NoError(t, benchmark.RunArms(cfg, engines, &out, nil))
 			rows := rowsByEngine(t, &out)
 			require.Len(t, rows, 2, "a set of rows per engine")
 			for _, engine := range []string{"bookie-index", "pebble"} {

@@ -31,6 +31,11 @@ type LoadRow struct {
 	BytesByTier         Tiers   `json:"bytes_by_tier"`
 	MaxFilterBlockBytes int64   `json:"max_filter_block_bytes"`
 	PeakRSSBytes        int64   `json:"peak_rss_bytes"`
+	// EngineVersion and Options tell arms of one engine apart (a
+	// ProcessArm's: BookKeeper's rocksdbjni, its bookie-conf or OPTIONS
+	// file mode); empty for this module's engines.
+	EngineVersion string `json:"engine_version,omitempty"`
+	Options       string `json:"options,omitempty"`
 }
 
 // OpRow is the result of a get, floor or miss phase at one cache size.
@@ -68,6 +73,17 @@ type OpRow struct {
 	DiskBound bool `json:"disk_bound,omitempty"`
 	// Extra, phase-specific numbers (delete, mixed and disk-bound phases).
 	Extra map[string]float64 `json:"extra,omitempty"`
+	// EngineVersion and Options: as in LoadRow.
+	EngineVersion string `json:"engine_version,omitempty"`
+	Options       string `json:"options,omitempty"`
+}
+
+// variant names a row's engine version and options, if it has them.
+func variant(version, options string) string {
+	if version == "" && options == "" {
+		return ""
+	}
+	return " [" + strings.TrimSpace(version+" "+options) + "]"
 }
 
 type reporter struct {
@@ -84,8 +100,8 @@ func (r *reporter) emit(row interface{}) {
 	}
 	switch row := row.(type) {
 	case LoadRow:
-		fmt.Fprintf(r.w, "\nload (%s, %s, via %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
-			row.Engine, row.Layout, row.LoadVia, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
+		fmt.Fprintf(r.w, "\nload (%s%s, %s, via %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
+			row.Engine, variant(row.EngineVersion, row.Options), row.Layout, row.LoadVia, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
 		fmt.Fprintf(r.w, "  tables per level %v, %d table bytes (%.2f bytes/key), peak RSS %s\n",
 			row.TablesPerLevel, row.TableBytes, row.BytesPerKey, formatMiB(row.PeakRSSBytes))
 		fmt.Fprintf(r.w, "  bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",
@@ -99,14 +115,15 @@ func (r *reporter) emit(row interface{}) {
 				x["table_bytes_before"], x["table_bytes_after"], x["settle_seconds"], 100*x["reclaimed_fraction"], 100*x["expected_deleted_fraction"])
 			return
 		}
-		hdr := row.Engine + "/" + row.Phase + "/" + row.Layout
+		v := variant(row.EngineVersion, row.Options)
+		hdr := row.Engine + v + "/" + row.Phase + "/" + row.Layout
 		mode := ""
 		if row.DiskBound {
 			hdr, mode = hdr+"/disk-bound", ", disk-bound"
 		}
 		if hdr != r.lastHdr {
 			r.lastHdr = hdr
-			fmt.Fprintf(r.w, "\n%s (%s, %s, %d threads%s)\n", row.Phase, row.Engine, row.Layout, row.Threads, mode)
+			fmt.Fprintf(r.w, "\n%s (%s%s, %s, %d threads%s)\n", row.Phase, row.Engine, v, row.Layout, row.Threads, mode)
 			fmt.Fprintf(r.w, "%-18s %10s %7s %9s %8s %8s %7s %11s %8s %10s %6s %9s %9s %8s\n",
 				"cache (shard)", "ops/s", "found", "filter/op", "skips/op", "index/op", "data/op", "bytes/op", "hits/op", "CPU µs/op", "GC%", "peak RSS", "cache mem", "Go mem")
 		}

@@ -22,10 +22,30 @@ var ErrNotAllFound = errors.New("benchmark: a get of an existing key found nothi
 // in its own subdirectory of cfg.Dir (a temporary directory if empty).
 // Rows go to out; progress lines to progress (nil: none).
 func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
+	return RunArms(cfg, enginesAsArms(engines), out, progress)
+}
+
+// Arm is one arm of a run: an Engine, which the runner drives op by op,
+// or a ProcessArm, which runs the workload in a process of its own.
+type Arm interface {
+	// Name is the engine's name in the rows.
+	Name() string
+}
+
+func enginesAsArms(engines []Engine) []Arm {
+	arms := make([]Arm, len(engines))
+	for i, e := range engines {
+		arms[i] = e
+	}
+	return arms
+}
+
+// RunArms is Run over engines and process arms alike, in the order given.
+func RunArms(cfg *Config, arms []Arm, out, progress io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := CheckEngines(cfg, engines); err != nil {
+	if err := CheckArms(cfg, arms); err != nil {
 		return err
 	}
 	dir := cfg.Dir
@@ -50,16 +70,16 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 	}
 	if cfg.ReaderEngine != "" {
 		// A disk-bound reader process: the one engine it was started for.
-		var one []Engine
-		for _, e := range engines {
-			if e.Name() == cfg.ReaderEngine {
-				one = append(one, e)
+		var one []Arm
+		for _, a := range arms {
+			if _, ok := a.(Engine); ok && a.Name() == cfg.ReaderEngine {
+				one = append(one, a)
 			}
 		}
 		if len(one) != 1 {
 			return errors.Newf("--disk-bound-reader %q: no such engine", cfg.ReaderEngine)
 		}
-		engines = one
+		arms = one
 	}
 	rep := &reporter{w: out, json: cfg.JSON}
 	if !cfg.JSON {
@@ -77,13 +97,23 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 				held, dropEvery, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
 		}
 	}
-	for _, e := range engines {
-		r := &runner{cfg: cfg, e: e, dir: filepath.Join(dir, e.Name()), rep: rep, progress: progress}
-		if cfg.JSON {
-			r.progress = nil
+	if cfg.JSON {
+		progress = nil
+	}
+	for _, a := range arms {
+		var err error
+		switch a := a.(type) {
+		case Engine:
+			r := &runner{cfg: cfg, e: a, dir: filepath.Join(dir, a.Name()), rep: rep, progress: progress}
+			err = r.run()
+		case ProcessArm:
+			p := &processRunner{cfg: cfg, a: a, dir: filepath.Join(dir, a.DirName()), rep: rep, progress: progress}
+			err = p.run()
+		default:
+			err = errors.Newf("%T is neither an Engine nor a ProcessArm", a)
 		}
-		if err := r.run(); err != nil {
-			return errors.Wrapf(err, "benchmark: %s", e.Name())
+		if err != nil {
+			return errors.Wrapf(err, "benchmark: %s", a.Name())
 		}
 	}
 	return nil
@@ -92,12 +122,18 @@ func Run(cfg *Config, engines []Engine, out, progress io.Writer) error {
 // CheckEngines reports settings that an engine cannot run, before any
 // engine runs: --load-via ingest on an engine that is no Ingester.
 func CheckEngines(cfg *Config, engines []Engine) error {
+	return CheckArms(cfg, enginesAsArms(engines))
+}
+
+// CheckArms is CheckEngines over engines and process arms (which cannot
+// ingest).
+func CheckArms(cfg *Config, arms []Arm) error {
 	if cfg.EffectiveLoadVia() != LoadViaIngest || !cfg.has("load") || cfg.UseExisting {
 		return nil
 	}
-	for _, e := range engines {
-		if _, ok := e.(Ingester); !ok {
-			return errors.Newf("--load-via ingest: engine %s cannot ingest tables (bookie-index only; load it with --load-via write)", e.Name())
+	for _, a := range arms {
+		if _, ok := a.(Ingester); !ok {
+			return errors.Newf("--load-via ingest: engine %s cannot ingest tables (bookie-index only; load it with --load-via write)", a.Name())
 		}
 	}
 	return nil

@@ -19,11 +19,15 @@
 // against the cache size (log scale), a line per engine and key count; on
 // the right ops/s against the key count (log scale), a line per engine and
 // cache size. Colour tells the engine, the dash pattern the other series
-// dimension. Rows that share engine, layout, phase, key count and cache
-// size (repeated rounds) are one point, their median ops/s; the note under
-// the title says so. When the inputs hold more than one layout, the layout
-// is part of the engine's name. The output depends only on the rows (sorted
-// series, fixed float formatting), so testdata/*.svg pins it.
+// dimension. Rows that share engine, variant, layout, phase, key count and
+// cache size (repeated rounds) are one point, their median ops/s; the note
+// under the title says so. A variant is an arm of an engine with its own
+// engine_version or options (the BookKeeper arm's rocksdbjni versions and
+// option modes): each is a series of its own. When the inputs hold more
+// than one layout, the layout is part of the engine's name, and when they
+// hold more than one variant of an engine, the variant is. The output
+// depends only on the rows (sorted series, fixed float formatting), so
+// testdata/*.svg pins it.
 //
 // Exit codes: 0 success, 1 an input could not be read or plotted, 2 bad
 // usage. -h prints the usage on stdout.

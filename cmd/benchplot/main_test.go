@@ -10,6 +10,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -210,7 +211,7 @@ func TestErrors(t *testing.T) {
 }
 
 func TestMedians(t *testing.T) {
-	k := key{"e", "l", "get", 5, 64}
+	k := key{"e", "", "l", "get", 5, 64}
 	mk := func(ops ...float64) []sample {
 		var s []sample
 		for _, o := range ops {
@@ -226,6 +227,58 @@ func TestMedians(t *testing.T) {
 		if len(got) != 1 || got[0].ops != tc.want || got[0].rows != len(tc.in) {
 			t.Errorf("medians(%v) = %+v, want %v over %d rows", tc.in, got, tc.want, len(tc.in))
 		}
+	}
+}
+
+// TestVariants: rows of one engine with other versions or options (the
+// BookKeeper arm's rocksdbjni and option modes) are series of their own,
+// named by their variant; an engine with one variant keeps its plain name.
+func TestVariants(t *testing.T) {
+	rows := ""
+	for _, r := range []struct{ engine, version, options string }{
+		{"bookie-index", "", ""},
+		{"bookkeeper", "bookkeeper-4.18.2 rocksdbjni-9.9.3", "bookie-conf"},
+		{"bookkeeper", "bookkeeper-4.18.2 rocksdbjni-10.10.1", "bookie-conf"},
+	} {
+		v := ""
+		if r.version != "" {
+			v = `,"engine_version":"` + r.version + `","options":"` + r.options + `"`
+		}
+		rows += `{"engine":"` + r.engine + `","phase":"load","layout":"partitioned","keys":5000000` + v + "}\n"
+		for i, ops := range []int{100, 200} {
+			rows += `{"engine":"` + r.engine + `","phase":"get","layout":"partitioned","cache_bytes":` + []string{"67108864", "1073741824"}[i] +
+				`,"ops_per_sec":` + strconv.Itoa(ops) + v + "}\n"
+		}
+	}
+	samples, err := readRows("rows", strings.NewReader(rows), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(medians(samples)); got != 6 {
+		t.Fatalf("%d points, want 6: the two bookkeeper variants must not merge", got)
+	}
+	var b bytes.Buffer
+	if err := render(&b, medians(samples)); err != nil {
+		t.Fatal(err)
+	}
+	svg := b.String()
+	for _, want := range []string{">bookie-index, 5M keys<", ">bookkeeper (rocksdbjni-9.9.3 bookie-conf), 5M keys<", ">bookkeeper (rocksdbjni-10.10.1 bookie-conf), 5M keys<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("no legend %q", want)
+		}
+	}
+	// One variant: the plain name.
+	one := strings.Join(strings.Split(rows, "\n")[:6], "\n")
+	samples, err = readRows("rows", strings.NewReader(one), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := render(&b, medians(samples)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), ">bookkeeper, 5M keys<") {
+		t.Error("one variant of bookkeeper: its legend is not the plain name")
 	}
 }
 

@@ -24,6 +24,22 @@ type row struct {
 	CacheBytes int64    `json:"cache_bytes"`
 	OpsPerSec  *float64 `json:"ops_per_sec"`
 	DiskBound  bool     `json:"disk_bound"`
+	// EngineVersion and Options tell arms of one engine apart (the
+	// BookKeeper arm's rocksdbjni and option mode); empty for others.
+	EngineVersion string `json:"engine_version"`
+	Options       string `json:"options"`
+}
+
+// variant is what tells a row's arm apart from others of its engine: its
+// version and options, without a leading ENGINE-VERSION word (the
+// BookKeeper arm's "bookkeeper-4.18.2 rocksdbjni-9.9.3" and "bookie-conf"
+// make "rocksdbjni-9.9.3 bookie-conf").
+func (r row) variant() string {
+	v := r.EngineVersion
+	if first, rest, ok := strings.Cut(v, " "); ok && strings.HasPrefix(first, r.Engine+"-") {
+		v = rest
+	}
+	return strings.TrimSpace(v + " " + r.Options)
 }
 
 // diskBoundSuffix marks the phase of a disk-bound row (bench --disk-bound):
@@ -40,8 +56,8 @@ type sample struct {
 }
 
 type key struct {
-	engine, layout, phase string
-	keys, cache           int64
+	engine, variant, layout, phase string
+	keys, cache                    int64
 }
 
 func isPlotted(phase string) bool { return phase == "get" || phase == "floor" }
@@ -65,7 +81,7 @@ func readArg(arg string) ([]sample, error) {
 // readRows reads the JSON rows of one file. keys, if not 0, is the key
 // count the argument gave for the file.
 func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
-	loaded := map[string]int64{} // engine+"/"+layout -> keys of its last load row
+	loaded := map[string]int64{} // engine+"/"+layout+"/"+variant -> keys of its last load row
 	var out []sample
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
@@ -81,7 +97,7 @@ func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
 		if r.Engine == "" || r.Phase == "" {
 			return nil, errors.Newf("%s:%d: not a bench JSON row: no engine or phase", name, line)
 		}
-		run := r.Engine + "/" + r.Layout
+		run := r.Engine + "/" + r.Layout + "/" + r.variant()
 		switch {
 		case r.Phase == "load":
 			if keys != 0 && r.Keys != keys {
@@ -104,7 +120,7 @@ func readRows(name string, f io.Reader, keys int64) ([]sample, error) {
 			if r.DiskBound {
 				phase += diskBoundSuffix
 			}
-			out = append(out, sample{key: key{r.Engine, r.Layout, phase, n, r.CacheBytes}, ops: *r.OpsPerSec, rows: 1})
+			out = append(out, sample{key: key{r.Engine, r.variant(), r.Layout, phase, n, r.CacheBytes}, ops: *r.OpsPerSec, rows: 1})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -161,6 +177,8 @@ func (a key) less(b key) bool {
 	switch {
 	case a.engine != b.engine:
 		return a.engine < b.engine
+	case a.variant != b.variant:
+		return a.variant < b.variant
 	case a.layout != b.layout:
 		return a.layout < b.layout
 	case a.phase != b.phase:

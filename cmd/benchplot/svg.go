@@ -44,7 +44,7 @@ type column struct {
 var errNoRows = errors.New("no get or floor rows in the input")
 
 type series struct {
-	name   string // engine (and layout, when there are several)
+	name   string // engine (and layout, and variant, when there are several)
 	dim    int64  // the other dimension: key count or cache size
 	colour string
 	dash   string
@@ -58,16 +58,25 @@ func render(w io.Writer, samples []sample) error {
 		return errNoRows
 	}
 	layouts := map[string]bool{}
+	variants := map[string]map[string]bool{} // engine -> its variants
 	maxRows := 0
 	for _, s := range samples {
 		layouts[s.layout] = true
+		if variants[s.engine] == nil {
+			variants[s.engine] = map[string]bool{}
+		}
+		variants[s.engine][s.variant] = true
 		maxRows = max(maxRows, s.rows)
 	}
 	name := func(s sample) string {
+		n := s.engine
 		if len(layouts) > 1 {
-			return s.engine + " " + s.layout
+			n += " " + s.layout
 		}
-		return s.engine
+		if len(variants[s.engine]) > 1 && s.variant != "" {
+			n += " (" + s.variant + ")"
+		}
+		return n
 	}
 	colourOf := indexer(samples, name)
 	cols := []column{

@@ -71,6 +71,14 @@ final class Json {
         return this;
     }
 
+    /** A finite double as a JSON number (NaN and infinities as 0). */
+    Json num(double v) {
+        sep();
+        sb.append(Double.isFinite(v) ? Double.toString(v) : "0");
+        first = false;
+        return this;
+    }
+
     Json bool(boolean v) {
         sep();
         sb.append(v);
@@ -104,6 +112,10 @@ final class Json {
     }
 
     Json put(String name, long v) {
+        return key(name).num(v);
+    }
+
+    Json put(String name, double v) {
         return key(name).num(v);
     }
 
