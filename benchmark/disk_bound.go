@@ -43,9 +43,11 @@ import (
 // and the one cache size, so any engine the command knows runs the same
 // way and starts with a fresh heap; an engine whose lookups live in
 // another runtime implements DiskBoundReader and names its own process,
-// which then runs under the same drops and checks.
+// which then runs under the same drops and checks. A ProcessArm that is a
+// DiskBoundReader (the BookKeeper arm) runs its load in its process and
+// its disk-bound read phases in the readers it names, the same way.
 
-// DiskBoundReader is an Engine whose disk-bound read phases run in a
+// DiskBoundReader is an Engine or a ProcessArm whose disk-bound read phases run in a
 // process it names instead of a re-run of the bench command: a reference
 // arm whose index lives in another runtime (BookKeeper's EntryLocationIndex
 // in a JVM). The process must open the store in dir with a block cache of
@@ -147,7 +149,7 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	r.logf("disk-bound: reader of %s with a %s cache, held to %s: %s", r.e.Name(), FormatSize(cacheBytes), held, strings.Join(phases, ", "))
+	r.logf("disk-bound: reader of %s with a %s cache, held to %s: %s", r.armName(), FormatSize(cacheBytes), held, strings.Join(phases, ", "))
 	keeper := startPageCacheKeeper(r.dir, dropEvery)
 	residency := startResidencySampler(r.dir, residencyEvery)
 	start := time.Now()
@@ -189,10 +191,10 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	}
 	rows, err := parseReaderRows(stdout.Bytes())
 	if err != nil {
-		return errors.Wrapf(err, "disk-bound reader of %s", r.e.Name())
+		return errors.Wrapf(err, "disk-bound reader of %s", r.armName())
 	}
 	if len(rows) != len(phases) {
-		return errors.Newf("disk-bound reader of %s printed %d rows for %d phases: %s", r.e.Name(), len(rows), len(phases), tail(stdout.String(), 2000))
+		return errors.Newf("disk-bound reader of %s printed %d rows for %d phases: %s", r.armName(), len(rows), len(phases), tail(stdout.String(), 2000))
 	}
 	for _, row := range rows {
 		row.DiskBound = true
@@ -217,6 +219,13 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 // the engine's own (DiskBoundReader), or the bench command run again as
 // the reader of this engine, on this store, at one cache size.
 func (r *runner) readerCommand(cacheBytes int64, phases []string) (*exec.Cmd, error) {
+	if r.proc != nil {
+		dr, ok := r.proc.(DiskBoundReader)
+		if !ok {
+			return nil, errors.Newf("disk-bound mode: the process arm %s names no reader process (DiskBoundReader)", r.proc.DirName())
+		}
+		return dr.ReaderCommand(r.dir, cacheBytes, phases)
+	}
 	if dr, ok := r.e.(DiskBoundReader); ok {
 		return dr.ReaderCommand(r.dir, cacheBytes, phases)
 	}
@@ -225,7 +234,7 @@ func (r *runner) readerCommand(cacheBytes int64, phases []string) (*exec.Cmd, er
 		return nil, errors.New("disk-bound mode: the command did not say how to run itself again (Config.ReaderCommand)")
 	}
 	args := append(append([]string{}, argv[1:]...),
-		"--disk-bound-reader", r.e.Name(), "--dir", filepath.Dir(r.dir), "--use-existing",
+		"--disk-bound-reader", r.armName(), "--dir", filepath.Dir(r.dir), "--use-existing",
 		"--cache", FormatSize(cacheBytes), "--phases", strings.Join(phases, ","), "--json")
 	return exec.Command(argv[0], args...), nil
 }

@@ -20,7 +20,9 @@ import (
 // process of its own runs the workload of the contract with the run's
 // Config (the same keys, batches, locations, threads, warm-up and
 // duration) and prints the rows; the runner passes them on, as JSON or as
-// the tables, and fails the run as it fails an Engine's.
+// the tables, and fails the run as it fails an Engine's. In the disk-bound
+// mode (--disk-bound) the process runs the load only, and an arm that is
+// also a DiskBoundReader names the reader process of each cache size.
 type ProcessArm interface {
 	// Name is the engine's name in the rows ("bookkeeper").
 	Name() string
@@ -52,29 +54,45 @@ type processRunner struct {
 func (p *processRunner) run() error {
 	cfg := p.cfg
 	var phases, skipped []string
-	for _, ph := range cfg.Phases {
-		switch {
-		case ph == "load" && cfg.UseExisting:
-		case slices.Contains(processPhases, ph):
+	for _, ph := range processPhases { // in the order the process runs them
+		if cfg.has(ph) && !(ph == "load" && cfg.UseExisting) {
 			phases = append(phases, ph)
-		default:
+		}
+	}
+	for _, ph := range cfg.Phases {
+		if !slices.Contains(processPhases, ph) {
 			skipped = append(skipped, ph)
 		}
 	}
 	if len(skipped) > 0 && p.progress != nil {
 		fmt.Fprintf(p.progress, "%s: %s skipped (the process arm runs %s)\n", p.a.DirName(), strings.Join(skipped, ", "), strings.Join(processPhases, ", "))
 	}
+	if !cfg.DiskBound {
+		return p.runProcess(phases, cfg.CacheSizes)
+	}
+	// Disk-bound: the load in the arm's process, the read phases of each
+	// cache size in a reader it names, as the runner does for an engine.
+	if len(phases) > 0 && phases[0] == "load" {
+		if err := p.runProcess([]string{"load"}, cfg.CacheSizes[:1]); err != nil {
+			return err
+		}
+	}
+	r := &runner{cfg: cfg, proc: p.a, dir: p.dir, rep: p.rep, progress: p.progress}
+	for _, c := range cfg.CacheSizes {
+		if err := r.diskBoundRows(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runProcess runs the arm's process for phases and cacheSizes and passes
+// its rows on.
+func (p *processRunner) runProcess(phases []string, cacheSizes []int64) error {
 	if len(phases) == 0 {
 		return nil
 	}
-	// In the order the process runs them.
-	var ordered []string
-	for _, ph := range processPhases {
-		if slices.Contains(phases, ph) {
-			ordered = append(ordered, ph)
-		}
-	}
-	cmd, err := p.a.Command(p.dir, ordered, cfg.CacheSizes)
+	cmd, err := p.a.Command(p.dir, phases, cacheSizes)
 	if err != nil {
 		return err
 	}

@@ -118,3 +118,53 @@ func TestProcessArmFailures(t *testing.T) {
 	cfg.LoadVia = LoadViaIngest
 	require.ErrorContains(t, RunArms(cfg, []Arm{&fakeProcessArm{}}, &bytes.Buffer{}, nil), "engine other cannot ingest tables")
 }
+
+// fakeDiskBoundArm is a process arm that is a DiskBoundReader: its load
+// process writes a store file, its readers print a row per phase.
+type fakeDiskBoundArm struct {
+	fakeProcessArm
+	readers []int64 // the cache size of each reader started
+}
+
+func (f *fakeDiskBoundArm) Command(dir string, phases []string, cacheSizes []int64) (*exec.Cmd, error) {
+	f.dir, f.phases, f.caches = dir, phases, cacheSizes
+	return exec.Command("sh", "-c", `mkdir -p "$0" && head -c 1048576 /dev/zero > "$0/000001.sst" && `+
+		`printf '%s\n' '{"engine":"other","phase":"load","keys":1000}'`, dir), nil
+}
+
+func (f *fakeDiskBoundArm) ReaderCommand(dir string, cacheBytes int64, phases []string) (*exec.Cmd, error) {
+	f.readers = append(f.readers, cacheBytes)
+	script := ""
+	for _, ph := range phases {
+		script += fmt.Sprintf(`printf '%%s\n' '{"engine":"other","phase":"%s","cache_bytes":%d,"ops":10,"ops_per_sec":5,"found_fraction":1}';`, ph, cacheBytes)
+	}
+	return exec.Command("sh", "-c", script), nil
+}
+
+// TestProcessArmDiskBound: in the disk-bound mode a process arm loads in
+// its own process, then each cache size's read phases run in the reader
+// it names, under the mode's drops and checks (here without a cgroup).
+func TestProcessArmDiskBound(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	cfg := diskBoundConfig(t)
+	cfg.ReaderCommand = nil
+	cfg.Phases = []string{"load", "get", "floor"}
+	arm := &fakeDiskBoundArm{}
+	var out bytes.Buffer
+	require.NoError(t, RunArms(cfg, []Arm{arm}, &out, nil))
+	require.Equal(t, []string{"load"}, arm.phases, "the process runs the load only")
+	require.Equal(t, cfg.CacheSizes, arm.readers, "a reader per cache size")
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 1+2*len(cfg.CacheSizes), out.String())
+	for _, l := range lines[1:] {
+		var row OpRow
+		require.NoError(t, json.Unmarshal([]byte(l), &row))
+		require.True(t, row.DiskBound, l)
+		require.Contains(t, row.Extra, "disk_reads_per_sec", l)
+	}
+	// An arm that names no reader cannot run the mode.
+	err := RunArms(cfg, []Arm{&fakeProcessArm{script: "true"}}, &bytes.Buffer{}, nil)
+	require.ErrorContains(t, err, "names no reader process")
+}

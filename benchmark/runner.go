@@ -140,11 +140,22 @@ func CheckArms(cfg *Config, arms []Arm) error {
 }
 
 type runner struct {
-	cfg      *Config
-	e        Engine
+	cfg *Config
+	e   Engine
+	// proc, set in place of e, is a process arm whose disk-bound read
+	// phases this runner runs (diskBoundRows; nothing else).
+	proc     ProcessArm
 	dir      string
 	rep      *reporter
 	progress io.Writer
+}
+
+// armName is the name of the runner's engine or process arm.
+func (r *runner) armName() string {
+	if r.proc != nil {
+		return r.proc.Name()
+	}
+	return r.e.Name()
 }
 
 func (r *runner) logf(format string, args ...interface{}) {

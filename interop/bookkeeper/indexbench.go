@@ -105,10 +105,16 @@ func (a *IndexBenchArm) Command(dir string, phases []string, cacheSizes []int64)
 	return p.Command("IndexBench", a.JVMFlags, a.Args(dir, phases, cacheSizes)...), nil
 }
 
-// ReaderCommand is the disk-bound mode's reader of one cache size: the
-// same program, its read phases only, on the loaded store in dir.
+// ReaderCommand is the disk-bound mode's reader of one cache size
+// (benchmark.DiskBoundReader): the same program, its read phases only, on
+// the loaded store in dir, counting the bytes it reads from the disk.
 func (a *IndexBenchArm) ReaderCommand(dir string, cacheBytes int64, phases []string) (*exec.Cmd, error) {
-	return a.Command(dir, phases, []int64{cacheBytes})
+	cmd, err := a.Command(dir, phases, []int64{cacheBytes})
+	if err != nil {
+		return nil, err
+	}
+	cmd.Args = append(cmd.Args, "--disk-io", "true")
+	return cmd, nil
 }
 
 // Args are IndexBench's arguments for the run's Config.

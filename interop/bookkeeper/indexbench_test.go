@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +85,40 @@ func TestIndexBenchArm(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestIndexBenchArmDiskBound runs the arm in the bench's disk-bound mode
+// (without a memory cgroup): the load in its JVM, then each cache size's
+// read phases in a reader JVM it names, with the store's files kept out of
+// the page cache; every get must find its key and the rows must carry the
+// disk's figures and the bytes the reader read from the disk.
+func TestIndexBenchArmDiskBound(t *testing.T) {
+	Build(t)
+	dir := t.TempDir()
+	if err := benchmark.DiskBoundAvailable(dir, false); err != nil {
+		t.Skip(err)
+	}
+	cfg := &benchmark.Config{
+		Dir: dir, Ledgers: 20, Entries: 300, FlushEntries: 100, Layout: "partitioned",
+		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 1 << 20,
+		CacheSizes: []int64{256 << 10}, Threads: 2, Warmup: 100 * time.Millisecond, Duration: 200 * time.Millisecond,
+		Phases: []string{"load", "get", "floor"}, DeleteFraction: 0.5, JSON: true, DiskBound: true, DiskProbeTime: 100 * time.Millisecond,
+	}
+	a, err := NewIndexBenchArm(cfg, ModeBookieConf, BookKeeperRocksDB)
+	require.NoError(t, err)
+	a.JVMFlags = []string{"-Xmx256m", "-XX:MaxDirectMemorySize=256m"}
+	var out bytes.Buffer
+	require.NoError(t, benchmark.RunArms(cfg, []benchmark.Arm{a}, &out, nil))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 3, out.String()) // load, get, floor
+	for _, l := range lines[1:] {
+		var row benchmark.OpRow
+		require.NoError(t, json.Unmarshal([]byte(l), &row))
+		require.True(t, row.DiskBound, l)
+		require.Equal(t, "bookkeeper", row.Engine)
+		require.Equal(t, float64(1), row.FoundFraction, l)
+		require.Contains(t, row.Extra, "disk_reads_per_sec", l)
+		require.Contains(t, row.Extra, "disk_read_bytes_per_op", l)
 	}
 }

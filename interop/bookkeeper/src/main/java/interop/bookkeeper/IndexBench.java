@@ -58,6 +58,10 @@ import org.rocksdb.TableProperties;
  * write_buffer_size) replaced per run, since config-file mode ignores the
  * dbStorage_rocksDB_* keys. The rows' layout is what the tables hold.
  *
+ * <p>--disk-io true (the disk-bound mode's readers) adds the bytes the
+ * process read from the disk per op (/proc/self/io) as
+ * extra.disk_read_bytes_per_op.
+ *
  * <p>Counters: per op from RocksDB's PerfContext (ENABLE_COUNT, each reader
  * thread its own): filter, index and data block reads, bytes read, block
  * cache hits. CPU per op is the process's CPU time (every thread: readers,
@@ -82,6 +86,7 @@ public final class IndexBench {
     private final int bloomBits;
     private final String compression;
     private final boolean perfContext;
+    private final boolean diskIo;
     private final boolean partitioned;
     private final String options;
     private final String engineVersion;
@@ -107,6 +112,7 @@ public final class IndexBench {
         bloomBits = (int) a.getLong("bloom-bits", 10);
         compression = a.get("compression", "lz4");
         perfContext = !a.get("perf-context", "count").equals("off");
+        diskIo = a.get("disk-io", "false").equals("true");
         String p = a.get("partitioned", "");
         if (!p.isEmpty() && !p.equals("true") && !p.equals("false")) {
             throw new IllegalArgumentException("--partitioned " + p + ": accepted true, false");
@@ -417,6 +423,7 @@ public final class IndexBench {
         long gcMillis;
         double seconds;
         long peakRss;
+        long diskReadBytes = -1;
 
         void add(Measured o) {
             ops += o.ops;
@@ -438,9 +445,14 @@ public final class IndexBench {
         RssSampler rss = new RssSampler();
         long cpu0 = cpuNanos();
         long gc0 = gcMillis();
+        long io0 = diskIo ? diskReadBytes() : -1;
         long t0 = System.nanoTime();
         Measured m = runThreads(op, durationNanos, 1000);
         m.seconds = seconds(System.nanoTime() - t0);
+        long io1 = diskIo ? diskReadBytes() : -1;
+        if (io0 >= 0 && io1 >= 0) {
+            m.diskReadBytes = io1 - io0;
+        }
         m.cpuNanos = cpuNanos() - cpu0;
         m.gcMillis = gcMillis() - gc0;
         m.peakRss = rss.finish();
@@ -525,6 +537,10 @@ public final class IndexBench {
                 .put("cpu_us_per_op", m.cpuNanos / 1e3 / n)
                 .put("gc_cpu_fraction", m.cpuNanos > 0 ? m.gcMillis * 1e6 / m.cpuNanos : 0.0)
                 .put("peak_rss_bytes", m.peakRss);
+        if (m.diskReadBytes >= 0) {
+            // A disk-bound reader: what the phase read from the disk itself.
+            j.key("extra").obj().put("disk_read_bytes_per_op", m.diskReadBytes / n).end();
+        }
         return withVersion(j);
     }
 
@@ -545,6 +561,20 @@ public final class IndexBench {
             t += Math.max(0, b.getCollectionTime());
         }
         return t;
+    }
+
+    /** The bytes this process has read from storage devices (/proc/self/io read_bytes), -1 if unknown. */
+    private static long diskReadBytes() {
+        try {
+            for (String line : Files.readAllLines(new File("/proc/self/io").toPath())) {
+                if (line.startsWith("read_bytes:")) {
+                    return Long.parseLong(line.substring("read_bytes:".length()).trim());
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux
+        }
+        return -1;
     }
 
     private static double seconds(long nanos) {
