@@ -238,22 +238,33 @@ func FromRocksDB(opts Options) (*Result, error) {
 	return m.res, m.finish()
 }
 
-// lockIndexes takes lsm.LockDir on each existing database directory, so
-// that a running storage (or a second migration) makes the run fail
-// before anything changes.
+// lockIndexes locks each existing database directory as its owner does,
+// so that a running bookie (or a second migration) makes the run fail
+// before anything changes: a RocksDB database with RocksDB's own lock
+// (rocksdb.LockDir: a running BookKeeper holds it; lsm.LockDir's lock
+// would not see it), one of this storage's with lsm.LockDir (a running
+// bookie-index serve holds it). Neither writes to the RocksDB database.
 func (m *migration) lockIndexes(paths ...string) ([]interface{ Close() error }, error) {
 	var locks []interface{ Close() error }
 	for _, p := range paths {
 		if _, err := m.o.FS.Stat(p); err != nil {
 			continue
 		}
-		l, err := lsm.LockDir(m.o.FS, p)
+		isRocks, err := ondisk.IsRocksDBDir(m.o.FS, p)
+		var l interface{ Close() error }
+		if err == nil {
+			if isRocks {
+				l, err = rocksdb.LockDir(m.o.FS, p)
+			} else {
+				l, err = lsm.LockDir(m.o.FS, p)
+			}
+		}
 		if err != nil {
 			for _, held := range locks {
 				_ = held.Close()
 			}
 			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, errors.Wrapf(err, "bookie: migrate: %s is in use: stop the bookie (bookie-index serve) first", p)
+				return nil, errors.Wrapf(err, "bookie: migrate: %s is in use: stop the bookie (BookKeeper, or bookie-index serve) first", p)
 			}
 			return nil, errors.Wrapf(err, "bookie: migrate: cannot lock %s (is a bookie running on it? stop it first)", p)
 		}

@@ -264,7 +264,7 @@ func TestMigrateRefusesOpenIndex(t *testing.T) {
 	require.NoError(t, err)
 	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
 	require.ErrorContains(t, err, "/idx/current/ledgers")
-	require.ErrorContains(t, err, "is in use: stop the bookie (bookie-index serve) first") // a held lock matches EWOULDBLOCK on every FS
+	require.ErrorContains(t, err, "is in use: stop the bookie (BookKeeper, or bookie-index serve) first") // a held lock matches EWOULDBLOCK on every FS
 	require.NoError(t, lock.Close())
 
 	_, err = FromRocksDB(Options{IndexDir: "/idx", FS: fs, ClearLimbo: true})
