@@ -198,12 +198,19 @@ func readBKLedgersMap(f io.ReaderAt, size int64) ([]BKLedgerSize, error) {
 	var out []BKLedgerSize
 	index := map[int64]int{}
 	var batch []byte
+	// DirectEntryLogger pads its map to a 4 KiB boundary and may have
+	// preallocated the log: its map ends at a size of 0 or less, as its
+	// own reader (LogMetadata.read) takes it.
+	direct := isDirectLog(f, size)
 	for off := hd.LedgersMapOffset; off < size; {
 		var sb [SizeFieldSize]byte
 		if err := readFull(f, sb[:], off); err != nil {
 			return nil, errors.Wrapf(err, "batch at offset %d", off)
 		}
 		n := int64(int32(binary.BigEndian.Uint32(sb[:])))
+		if direct && n <= 0 {
+			break
+		}
 		maxBatch := int64(bkLedgersMapBatchHeader + bkLedgersMapPairSize*BKLedgersMapMaxBatch)
 		if n < bkLedgersMapBatchHeader || n > maxBatch || off+SizeFieldSize+n > size {
 			return nil, errors.Wrapf(ErrCorruption, "batch at offset %d: size %d out of range [%d, %d] or past the end (%d)", off, n, bkLedgersMapBatchHeader, min(maxBatch, size-off-SizeFieldSize), size)

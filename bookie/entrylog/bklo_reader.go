@@ -68,11 +68,82 @@ func checkBKSize(size int64) error {
 }
 
 // bkRecordIter reads the records of a BookKeeper log from pos to end,
-// skipping the ledgers map's records (ledger id -1).
-type bkRecordIter struct{ recordCursor }
+// skipping the ledgers map's records (ledger id -1) and, in a log of
+// upstream's DirectEntryLogger, its padding.
+type bkRecordIter struct {
+	recordCursor
+	// direct says the log was written by DirectEntryLogger
+	// (isDirectLog).
+	direct bool
+}
 
 func newBKRecordIter(f io.ReaderAt, logID, pos, end int64) *bkRecordIter {
-	return &bkRecordIter{newRecordCursor(f, logID, pos, end)}
+	return &bkRecordIter{recordCursor: newRecordCursor(f, logID, pos, end), direct: isDirectLog(f, end)}
+}
+
+// Upstream's DirectEntryLogger (dbStorage_directIOEntryLogger=true) writes
+// the same header and records as DefaultEntryLogger, in 4 KiB-aligned
+// writes: its header block holds, at HeaderSize, a record of ledger -1
+// entry 0 that fills the block (so that readers of the 1 KiB header step
+// over it); each flush pads to the next 4 KiB boundary with 0xF0 bytes
+// (a negative size to a reader); and a log may be preallocated, its
+// unwritten end zeros. Its own scanner (LogReaderScan) takes a negative
+// size as padding up to the next boundary and a zero size as the end.
+const (
+	bkDirectAlignment = 4096
+	bkDirectPadding   = 0xF0
+)
+
+// isDirectLog reports whether the BookKeeper log read through f (of size
+// end) was written by DirectEntryLogger: its first record is the filler
+// of the header block.
+func isDirectLog(f io.ReaderAt, end int64) bool {
+	if end < bkDirectAlignment {
+		return false
+	}
+	var head [SizeFieldSize + BKEntryHeaderSize]byte
+	if _, err := f.ReadAt(head[:], HeaderSize); err != nil {
+		return false
+	}
+	return int64(binary.BigEndian.Uint32(head[:])) == bkDirectAlignment-HeaderSize-SizeFieldSize &&
+		int64(binary.BigEndian.Uint64(head[4:])) == bkLedgersMapLedgerID &&
+		binary.BigEndian.Uint64(head[12:]) == 0
+}
+
+// skipDirectPadding handles what a DirectEntryLogger log has at it.pos in
+// place of a record: padding (0xF0 bytes up to the next 4 KiB boundary,
+// skipped: it returns true) or the zeros of its unwritten end (io.EOF, as
+// upstream's scanner ends there). A record gives false.
+func (it *bkRecordIter) skipDirectPadding() (bool, error) {
+	b, err := it.br.Peek(min(SizeFieldSize, int(it.end-it.pos)))
+	if err != nil || len(b) < SizeFieldSize {
+		return false, nil // the record checks below report it
+	}
+	size := int32(binary.BigEndian.Uint32(b))
+	switch {
+	case size == 0:
+		return false, io.EOF
+	case size > 0:
+		return false, nil
+	}
+	next := (it.pos + bkDirectAlignment - 1) &^ (bkDirectAlignment - 1)
+	if next == it.pos || next > it.end {
+		return false, errors.Wrapf(ErrCorruption, "entry size %d at offset %d (padding ends at a 4 KiB boundary, not at %d)", size, it.pos, min(next, it.end))
+	}
+	for it.pos < next {
+		b, err := it.br.Peek(int(min(next-it.pos, int64(it.br.Size()))))
+		if err != nil {
+			return false, errors.Wrapf(err, "reading at offset %d", it.pos)
+		}
+		for i, c := range b {
+			if c != bkDirectPadding {
+				return false, errors.Wrapf(ErrCorruption, "byte %#x at offset %d in the padding from offset %d", c, it.pos+int64(i), it.pos)
+			}
+		}
+		_, _ = it.br.Discard(len(b))
+		it.pos += int64(len(b))
+	}
+	return true, nil
 }
 
 // next returns the next entry. Upstream's scanner steps over a size of 0
@@ -83,6 +154,13 @@ func (it *bkRecordIter) next() (*Record, error) {
 	for {
 		if it.pos == it.end {
 			return nil, io.EOF
+		}
+		if it.direct {
+			if skipped, err := it.skipDirectPadding(); err != nil {
+				return nil, err
+			} else if skipped {
+				continue
+			}
 		}
 		if it.end-it.pos < SizeFieldSize+BKEntryHeaderSize {
 			return nil, errors.Wrapf(ErrCorruption, "%d bytes at offset %d, too few for a record", it.end-it.pos, it.pos)

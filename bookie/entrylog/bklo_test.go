@@ -436,6 +436,8 @@ func FuzzScanBKLO(f *testing.F) {
 		_ = r.Close()
 		f.Add(data)
 	}
+	_, direct, _ := writeBKDirectLog(f, fs, "direct")
+	f.Add(direct)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fs := vfs.NewMem()
 		writeFile(t, fs, "d/0.log", data)
@@ -637,4 +639,123 @@ func TestBKLOMetadata(t *testing.T) {
 		require.NoError(t, err, "log %d", id)
 		require.Equal(t, id, back.LogID)
 	}
+}
+
+// newBKDirectLog starts a log as upstream's DirectEntryLogger writes it:
+// the 1 KiB header, then a record of ledger -1 entry 0 filling the rest
+// of the first 4 KiB block.
+func newBKDirectLog(id int64) *bkLog {
+	l := newBKLog(id, bkHeaderV1)
+	l.b = binary.BigEndian.AppendUint32(l.b, bkDirectAlignment-HeaderSize-SizeFieldSize)
+	l.b = binary.BigEndian.AppendUint64(l.b, ^uint64(0))
+	l.b = append(l.b, make([]byte, bkDirectAlignment-len(l.b))...)
+	return l
+}
+
+// pad is a DirectEntryLogger flush: 0xF0 bytes up to the next 4 KiB
+// boundary.
+func (l *bkLog) pad() {
+	for len(l.b)%bkDirectAlignment != 0 {
+		l.b = append(l.b, bkDirectPadding)
+	}
+}
+
+// writeBKDirectLog writes log 0 of a DirectEntryLogger: entries in three
+// flushes (the second ending 2 bytes before a 4 KiB boundary, so that its
+// padding is shorter than a size field), the ledgers map, padding, and
+// the zeros of a preallocated log.
+func writeBKDirectLog(t testing.TB, fs vfs.FS, dir string) ([]bkEntry, []byte, int) {
+	l := newBKDirectLog(0)
+	var entries []bkEntry
+	add := func(ledger, entry int64, payload []byte) {
+		entries = append(entries, bkEntry{ledger, entry, l.add(ledger, entry, payload)})
+	}
+	for e := int64(0); e < 3; e++ {
+		add(3, e, bkPayload(3, e))
+		add(4, e, bkPayload(4, e))
+	}
+	l.pad()
+	add(3, 3, bkPayload(3, 3))
+	// An entry whose record ends 2 bytes before the boundary.
+	rest := bkDirectAlignment - len(l.b)%bkDirectAlignment
+	add(4, 3, bytes.Repeat([]byte("x"), rest-2-SizeFieldSize-BKEntryHeaderSize))
+	l.pad()
+	add(3, 4, bkPayload(3, 4))
+	add(5, 0, bkPayload(5, 0)[:0])
+	l.appendLedgersMap()
+	l.pad()
+	written := len(l.b)
+	data := append(l.b, make([]byte, 3*bkDirectAlignment)...)
+	writeFile(t, fs, filepath.Join(dir, LogFileName(0)), data)
+	return entries, data, written
+}
+
+// TestBKLODirectLogs reads a log of upstream's DirectEntryLogger
+// (dbStorage_directIOEntryLoggerEnabled): every entry through Scan,
+// ReadAfter and ReadEntry across its padding, its ledgers map, and the end
+// at the zeros of its preallocated space; padding that is not 0xF0 up to
+// a 4 KiB boundary is corruption, and a DefaultEntryLogger log is read as
+// before (no padding there).
+func TestBKLODirectLogs(t *testing.T) {
+	fs := vfs.NewMem()
+	entries, data, written := writeBKDirectLog(t, fs, "d")
+
+	var scanned []bkEntry
+	res, err := Scan(fs, "d/0.log", func(rec *Record) error {
+		if rec.LedgerID != 4 || rec.EntryID != 3 {
+			require.Equal(t, bkPayload(rec.LedgerID, rec.EntryID)[:len(rec.Payload)], rec.Payload)
+		}
+		scanned = append(scanned, bkEntry{rec.LedgerID, rec.EntryID, rec.Location})
+		return nil
+	})
+	require.NoError(t, err)
+	require.NoError(t, res.Tail)
+	require.Equal(t, FormatBKLO, res.Format)
+	require.Equal(t, entries, scanned)
+	require.Equal(t, int64(written), res.ValidEnd, "the scan ends where the preallocated zeros start")
+
+	m, err := ReadBKLedgersMap(fs, "d/0.log")
+	require.NoError(t, err)
+	require.Len(t, m, 3)
+
+	l, err := Open("d", &Options{FS: fs})
+	require.NoError(t, err)
+	defer l.Close()
+	for _, e := range entries {
+		_, err := l.ReadEntry(e.ledger, e.entry, e.location)
+		require.NoError(t, err, "entry %d of ledger %d", e.entry, e.ledger)
+	}
+	var after []bkEntry
+	require.NoError(t, l.ReadAfter(entries[0].location, func(rec *Record) bool {
+		after = append(after, bkEntry{rec.LedgerID, rec.EntryID, rec.Location})
+		return true
+	}))
+	require.Equal(t, entries[1:], after, "read-ahead crosses the padding")
+
+	// A damaged padding byte: the entries before it, then corruption
+	// naming it.
+	bad := slices.Clone(data)
+	first := bytes.IndexByte(bad[bkDirectAlignment:], bkDirectPadding) + bkDirectAlignment
+	bad[first+5] = 0
+	writeFile(t, fs, "bad/0.log", bad)
+	scanned = scanned[:0]
+	res, err = Scan(fs, "bad/0.log", func(rec *Record) error {
+		scanned = append(scanned, bkEntry{rec.LedgerID, rec.EntryID, rec.Location})
+		return nil
+	})
+	require.NoError(t, err)
+	require.ErrorIs(t, res.Tail, ErrCorruption)
+	require.ErrorContains(t, res.Tail, fmt.Sprintf("byte 0x0 at offset %d in the padding from offset %d", first+5, first))
+	require.Equal(t, entries[:6], scanned)
+
+	// The same records in a DefaultEntryLogger log (no filler block): the
+	// 0xF0 bytes are not padding there.
+	legacy := newBKLog(0, bkHeaderV1)
+	legacy.add(3, 0, bkPayload(3, 0))
+	legacy.b = append(legacy.b, bytes.Repeat([]byte{bkDirectPadding}, 100)...)
+	writeFile(t, fs, "legacy/0.log", legacy.b)
+	res, err = Scan(fs, "legacy/0.log", func(*Record) error { return nil })
+	require.NoError(t, err)
+	require.ErrorIs(t, res.Tail, ErrCorruption)
+	require.Equal(t, int64(1), res.Records)
 }

@@ -46,9 +46,13 @@
 // with a version, the ledgers map's offset and count; records
 // [i32 size][entry] whose entry starts with its ledger and entry ids;
 // at the end of a rotated log, the ledgers map as records of ledger -1,
-// entry -2) are read side by side with ours: each log's format is told by
-// its header's magic when it is first read (Format, DetectFormat), and a
-// record iterator per format serves ReadAfter and Scan. Locations are the
+// entry -2), and those of its DirectEntryLogger (the same in 4 KiB-aligned
+// blocks: a filler record of ledger -1 after the header, 0xF0 padding
+// after each flush, a preallocated end of zeros, all skipped as its own
+// scanner skips them), are read side by side with ours: each log's
+// format is told by its header's magic when it is first read (Format,
+// DetectFormat), and a record iterator per format serves ReadAfter and
+// Scan. Locations are the
 // same for both (the position just past the size field). Such logs are
 // never written: new logs are ours, numbered after every log and after
 // lastId, which upstream keeps the same way. A read of a BookKeeper entry
