@@ -20,15 +20,19 @@ import (
 // expectedDirs is a writer's expected.json: the directories' layout and,
 // per ledger, what BookKeeper itself reads back.
 type expectedDirs struct {
-	Writer       string           `json:"writer"`
-	Scenario     string           `json:"scenario"`
-	Seed         int64            `json:"seed"`
-	LogSizeLimit int64            `json:"logSizeLimit"`
-	LedgerDirs   []string         `json:"ledgerDirs"`
-	IndexDirs    []string         `json:"indexDirs"`
-	JournalDirs  []string         `json:"journalDirs"`
-	Facts        map[string]any   `json:"scenarioFacts"`
-	Ledgers      []expectedLedger `json:"ledgers"`
+	Writer       string         `json:"writer"`
+	Scenario     string         `json:"scenario"`
+	Seed         int64          `json:"seed"`
+	LogSizeLimit int64          `json:"logSizeLimit"`
+	LedgerDirs   []string       `json:"ledgerDirs"`
+	IndexDirs    []string       `json:"indexDirs"`
+	JournalDirs  []string       `json:"journalDirs"`
+	Facts        map[string]any `json:"scenarioFacts"`
+	// Conf is the upstream configuration keys the writer set beyond the
+	// directories and logSizeLimit (a path relative to the description's
+	// directory), as the bookie's bk_server.conf holds them.
+	Conf    map[string]string `json:"conf"`
+	Ledgers []expectedLedger  `json:"ledgers"`
 }
 
 type expectedLedger struct {
@@ -41,9 +45,13 @@ type expectedLedger struct {
 	LastEntry      int64   `json:"lastEntry"`
 	// The journal scenario's: whether a checkpoint stored the fence, and
 	// the adds in flight when the process died.
-	FenceCheckpointed bool            `json:"fenceCheckpointed"`
-	Entries           []expectedEntry `json:"entries"`
-	InFlight          []expectedEntry `json:"inFlight"`
+	FenceCheckpointed bool `json:"fenceCheckpointed"`
+	// ExplicitLACCheckpointed (journal scenario): whether a checkpoint
+	// stored the explicit LAC; absent in descriptions written before it
+	// was recorded.
+	ExplicitLACCheckpointed *bool           `json:"explicitLacCheckpointed"`
+	Entries                 []expectedEntry `json:"entries"`
+	InFlight                []expectedEntry `json:"inFlight"`
 }
 
 type expectedEntry struct {

@@ -1,9 +1,12 @@
 package bookkeeper
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -61,4 +64,60 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
+}
+
+// Process is a program started by Start.
+type Process struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	stderr bytes.Buffer
+}
+
+// Start starts the program class with args, its standard input a pipe
+// that Stop closes, and waits for want on its standard output (a program
+// says so when it is ready). It fails t if the program ends first.
+func (p *Programs) Start(t testing.TB, want, class string, args ...string) *Process {
+	t.Helper()
+	pr := &Process{cmd: p.Command(class, []string{"-Xmx512m", "-XX:MaxDirectMemorySize=256m"}, args...)}
+	pr.cmd.Stderr = &pr.stderr
+	var err error
+	if pr.stdin, err = pr.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := pr.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr.stdout = bufio.NewReader(out)
+	if err := pr.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if pr.cmd.ProcessState == nil {
+			_ = pr.cmd.Process.Kill()
+			_ = pr.cmd.Wait()
+		}
+	})
+	for {
+		line, err := pr.stdout.ReadString('\n')
+		if strings.TrimSpace(line) == want {
+			return pr
+		}
+		if err != nil {
+			_ = pr.cmd.Wait()
+			t.Fatalf("java %s %s ended before it printed %q: %v\nstderr (end):\n%s", class, strings.Join(args, " "), want, err,
+				tail(pr.stderr.String(), 6000))
+		}
+	}
+}
+
+// Stop closes the program's standard input and waits for its exit, which
+// must be 0.
+func (pr *Process) Stop(t testing.TB) {
+	t.Helper()
+	_ = pr.stdin.Close()
+	if err := pr.cmd.Wait(); err != nil {
+		t.Fatalf("java %v: %v\nstderr (end):\n%s", pr.cmd.Args[len(pr.cmd.Args)-2:], err, tail(pr.stderr.String(), 6000))
+	}
 }

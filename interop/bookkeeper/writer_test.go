@@ -35,10 +35,12 @@ func copyDir(t *testing.T, src string) string {
 // TestWriterFresh runs the writers with a new seed: BookKeeper writes the
 // directories of every scenario and reads them back (after a crash, a copy
 // of them; after the journal scenario, a copy in which its bookie replays
-// the journal), and the repository's read-only tools read them as the
-// description says.
+// the journal), the repository's read-only tools read them as the
+// description says, and a copy of each is migrated, served, rolled back
+// and read by BookKeeper again (migrateAndCheck).
 func TestWriterFresh(t *testing.T) {
 	p := Build(t)
+	bin := buildBookieIndex(t)
 	seed := testSeed(t)
 	for i, scenario := range []string{"clean", "separate-index", "crash"} {
 		t.Run(scenario, func(t *testing.T) {
@@ -48,6 +50,7 @@ func TestWriterFresh(t *testing.T) {
 				p.Run(t, "WriteBookie", "--verify", copyDir(t, dir))
 			}
 			checkDirs(t, dir)
+			migrateAndCheck(t, bin, dir, p)
 		})
 	}
 	t.Run("journal", func(t *testing.T) {
@@ -55,5 +58,6 @@ func TestWriterFresh(t *testing.T) {
 		p.Run(t, "JournalBookie", "--seed", strconv.FormatInt(seed+3, 10), "--out", dir)
 		p.Run(t, "JournalBookie", "--verify", copyDir(t, dir))
 		checkDirs(t, dir)
+		migrateAndCheck(t, bin, dir, p)
 	})
 }

@@ -13,6 +13,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.apache.bookkeeper.bookie.BookieImpl;
@@ -42,6 +43,15 @@ final class Bookies {
      * their defaults) configure RocksDB.
      */
     static ServerConfiguration conf(List<File> ledgerDirs, List<File> indexDirs, long logSizeLimit) throws IOException {
+        return conf(ledgerDirs, indexDirs, logSizeLimit, Map.of(), null);
+    }
+
+    /**
+     * The same, then the upstream keys of extra as a bk_server.conf sets
+     * them; the value of a *RocksdbConf key is a path relative to root.
+     */
+    static ServerConfiguration conf(List<File> ledgerDirs, List<File> indexDirs, long logSizeLimit,
+                                    Map<String, String> extra, File root) throws IOException {
         ServerConfiguration conf = new ServerConfiguration();
         conf.setLedgerStorageClass(DbLedgerStorage.class.getName());
         conf.setLedgerDirNames(names(ledgerDirs));
@@ -75,6 +85,13 @@ final class Bookies {
         conf.setDiskUsageWarnThreshold(0.998f);
         conf.setBookieId("interop-bookie");
         conf.setAllowLoopback(true);
+        for (Map.Entry<String, String> e : extra.entrySet()) {
+            String v = e.getValue();
+            if (e.getKey().endsWith("RocksdbConf") || e.getKey().equals("defaultRocksdbConf")) {
+                v = new File(root, v).getPath();
+            }
+            conf.setProperty(e.getKey(), v);
+        }
         return conf;
     }
 

@@ -67,7 +67,7 @@ final class Expected {
 
     /** Writes the description: the scenario's parameters and every ledger. */
     void write(Path path, String scenario, long seed, List<String> ledgerDirs, List<String> indexDirs,
-               long logSizeLimit, Json extra) throws IOException {
+               long logSizeLimit, Map<String, String> conf, Json extra) throws IOException {
         Json j = new Json().obj();
         j.put("writer", "interop/bookkeeper WriteBookie");
         j.put("bookkeeper", org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage.class.getPackage()
@@ -86,6 +86,13 @@ final class Expected {
             j.str(d);
         }
         j.endArr();
+        if (!conf.isEmpty()) {
+            j.key("conf").obj();
+            for (Map.Entry<String, String> e : conf.entrySet()) {
+                j.put(e.getKey(), e.getValue());
+            }
+            j.end();
+        }
         if (extra != null) {
             j.key("scenarioFacts");
             j.raw(extra.toString());

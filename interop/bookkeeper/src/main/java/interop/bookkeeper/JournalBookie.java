@@ -59,6 +59,9 @@ public final class JournalBookie {
         boolean fenced;
         boolean fenceCheckpointed;
         byte[] explicitLac;
+        /** Whether a checkpoint stored the explicit LAC, and the ledger's record. */
+        boolean explicitLacCheckpointed;
+        boolean inLedgersIndex;
         /** Entries acknowledged: bytes, and whether a checkpoint stored them. */
         final TreeMap<Long, byte[]> acked = new TreeMap<>();
         final TreeMap<Long, Boolean> checkpointed = new TreeMap<>();
@@ -146,7 +149,6 @@ public final class JournalBookie {
         open.remove(ids.get(1));
         addAcked(open, 4 * numLedgers); // entries after the metadata changes, in both directories
         checkpoint();
-        ledgers.get(ids.get(1)).fenceCheckpointed = true;
 
         // Second part, only in the journal: more entries, a new ledger, a
         // fence, an explicit LAC.
@@ -250,9 +252,16 @@ public final class JournalBookie {
         CheckpointSource.Checkpoint cp = source.newCheckpoint();
         bookie.getLedgerStorage().checkpoint(cp);
         source.checkpointComplete(cp, true);
+        // Every directory's write cache holds entries here, so each
+        // checkpoint writes its ledgers index too.
         for (Ledger l : ledgers.values()) {
             for (Map.Entry<Long, Boolean> e : l.checkpointed.entrySet()) {
                 e.setValue(true);
+            }
+            if (!l.checkpointed.isEmpty()) {
+                l.inLedgersIndex = true;
+                l.fenceCheckpointed = l.fenced;
+                l.explicitLacCheckpointed = l.explicitLac != null;
             }
         }
     }
@@ -272,6 +281,8 @@ public final class JournalBookie {
             j.put("fenced", l.fenced);
             j.put("fenceCheckpointed", l.fenceCheckpointed);
             j.putHex("explicitLac", l.explicitLac);
+            j.put("explicitLacCheckpointed", l.explicitLacCheckpointed);
+            j.put("inLedgersIndex", l.inLedgersIndex);
             j.put("lastAcked", l.acked.isEmpty() ? -1 : l.acked.lastKey());
             j.key("entries").arr();
             for (Map.Entry<Long, byte[]> e : l.acked.entrySet()) {

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import org.apache.bookkeeper.bookie.Bookie;
 import org.apache.bookkeeper.bookie.storage.ldb.DbLedgerStorage;
@@ -66,6 +67,12 @@ public final class WriteBookie {
     private final SplittableRandom rng;
     private final Expected exp = new Expected();
     private final int dirs;
+    /**
+     * Whether the garbage collection must move entries (true unless
+     * --gc-must-compact false: with one log per ledger, or logs larger
+     * than what the run writes, it only removes logs).
+     */
+    private boolean gcMustCompact = true;
     private DbLedgerStorage storage;
 
     /** The in-memory state of each ledger (what BookKeeper answers while running). */
@@ -97,24 +104,34 @@ public final class WriteBookie {
             verifyDir(new File(verify).getAbsoluteFile());
             return;
         }
+        String hold = args.get("hold", "");
+        if (!hold.isEmpty()) {
+            holdDir(new File(hold).getAbsoluteFile());
+            return;
+        }
         String scenario = args.get("scenario");
         long seed = args.getLong("seed", 1);
         int scale = (int) args.getLong("ledgers", 24);
         File out = new File(args.get("out")).getAbsoluteFile();
         long logSizeLimit = args.getLong("log-size-limit", 64 << 10);
+        int numDirs = (int) args.getLong("dirs", 2);
+        boolean separate = scenario.equals("separate-index") || args.get("separate-index", "false").equals("true");
+        Map<String, String> extra = options(args, out);
 
-        List<String> ledgerNames = List.of("ledger0", "ledger1");
-        List<String> indexNames = scenario.equals("separate-index") ? List.of("index0", "index1") : ledgerNames;
+        List<String> ledgerNames = new ArrayList<>();
+        List<String> indexNames = new ArrayList<>();
         List<File> ledgerDirs = new ArrayList<>();
         List<File> indexDirs = new ArrayList<>();
-        for (int i = 0; i < 2; i++) {
+        for (int i = 0; i < numDirs; i++) {
+            ledgerNames.add("ledger" + i);
+            indexNames.add(separate ? "index" + i : "ledger" + i);
             ledgerDirs.add(new File(out, ledgerNames.get(i)));
             indexDirs.add(new File(out, indexNames.get(i)));
         }
-        ServerConfiguration conf = Bookies.conf(ledgerDirs,
-                scenario.equals("separate-index") ? indexDirs : null, logSizeLimit);
+        ServerConfiguration conf = Bookies.conf(ledgerDirs, separate ? indexDirs : null, logSizeLimit, extra, out);
 
-        WriteBookie w = new WriteBookie(seed, 2);
+        WriteBookie w = new WriteBookie(seed, numDirs);
+        w.gcMustCompact = args.get("gc-must-compact", "true").equals("true");
         w.storage = Bookies.open(conf);
         Json facts = new Json().obj();
         switch (scenario) {
@@ -129,17 +146,88 @@ public final class WriteBookie {
         if (scenario.equals("crash")) {
             // The description first: the process dies next.
             w.exp.write(out.toPath().resolve("expected.json"), scenario, seed, ledgerNames, indexNames,
-                    logSizeLimit, facts);
+                    logSizeLimit, extra, facts);
             System.out.flush();
             Runtime.getRuntime().halt(0);
         }
         w.storage.shutdown();
         w.exp.write(out.toPath().resolve("expected.json"), scenario, seed, ledgerNames, indexNames,
-                logSizeLimit, facts);
+                logSizeLimit, extra, facts);
 
         // BookKeeper reads its directories back: the description must be
         // what it answers.
         verifyDir(out);
+    }
+
+    /**
+     * The upstream configuration keys a run sets beyond the directories
+     * and logSizeLimit, as a bk_server.conf holds them: {@code --set
+     * k=v,k=v} (dbStorage_rocksDB_*, entryLogPerLedgerEnabled,
+     * dbStorage_directIOEntryLogger, ...), and {@code --rocksdb-conf FILE}
+     * (config-file mode: the file, a RocksDB OPTIONS file, is copied into
+     * the output directory and named by entryLocationRocksdbConf and
+     * ledgerMetadataRocksdbConf, relative to it; {@code
+     * --ledgers-rocksdb-conf FILE} gives the ledgers database another).
+     */
+    private static Map<String, String> options(Args args, File out) throws Exception {
+        Map<String, String> extra = new TreeMap<>();
+        String set = args.get("set", "");
+        if (!set.isEmpty()) {
+            for (String kv : set.split(",")) {
+                int eq = kv.indexOf('=');
+                if (eq <= 0) {
+                    throw new IllegalArgumentException("--set wants key=value,...; got " + kv);
+                }
+                extra.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            }
+        }
+        String rocksConf = args.get("rocksdb-conf", "");
+        if (!rocksConf.isEmpty()) {
+            Files.createDirectories(out.toPath());
+            Files.copy(Path.of(rocksConf), out.toPath().resolve("entry_location_rocksdb.conf"));
+            extra.put("entryLocationRocksdbConf", "entry_location_rocksdb.conf");
+            String ledgersConf = args.get("ledgers-rocksdb-conf", rocksConf);
+            Files.copy(Path.of(ledgersConf), out.toPath().resolve("ledger_metadata_rocksdb.conf"));
+            extra.put("ledgerMetadataRocksdbConf", "ledger_metadata_rocksdb.conf");
+        }
+        return extra;
+    }
+
+    /** The configuration of the directories described by dir/expected.json. */
+    static ServerConfiguration describedConf(File dir, JsonNode root) throws Exception {
+        List<File> ledgerDirs = new ArrayList<>();
+        List<File> indexDirs = new ArrayList<>();
+        for (JsonNode d : root.get("ledgerDirs")) {
+            ledgerDirs.add(new File(dir, d.asText()));
+        }
+        for (JsonNode d : root.get("indexDirs")) {
+            indexDirs.add(new File(dir, d.asText()));
+        }
+        Map<String, String> extra = new TreeMap<>();
+        JsonNode c = root.get("conf");
+        if (c != null) {
+            c.fields().forEachRemaining(f -> extra.put(f.getKey(), f.getValue().asText()));
+        }
+        boolean separate = !indexDirs.equals(ledgerDirs);
+        return Bookies.conf(ledgerDirs, separate ? indexDirs : null, root.get("logSizeLimit").asLong(), extra, dir);
+    }
+
+    /**
+     * Opens the directories described by dir/expected.json with
+     * BookKeeper's DbLedgerStorage and keeps them open (RocksDB holding
+     * its LOCK files) until standard input ends: a running bookie, for a
+     * test of what other programs do meanwhile. It prints "holding" on
+     * standard output once they are open.
+     */
+    static void holdDir(File dir) throws Exception {
+        JsonNode root = new ObjectMapper().readTree(Files.readString(dir.toPath().resolve("expected.json")));
+        DbLedgerStorage s = Bookies.open(describedConf(dir, root));
+        System.out.println("holding");
+        System.out.flush();
+        while (System.in.read() >= 0) {
+            // until EOF
+        }
+        s.shutdown();
     }
 
     /**
@@ -151,18 +239,7 @@ public final class WriteBookie {
      */
     static void verifyDir(File dir) throws Exception {
         JsonNode root = new ObjectMapper().readTree(Files.readString(dir.toPath().resolve("expected.json")));
-        List<File> ledgerDirs = new ArrayList<>();
-        List<File> indexDirs = new ArrayList<>();
-        for (JsonNode d : root.get("ledgerDirs")) {
-            ledgerDirs.add(new File(dir, d.asText()));
-        }
-        for (JsonNode d : root.get("indexDirs")) {
-            indexDirs.add(new File(dir, d.asText()));
-        }
-        boolean separate = !indexDirs.equals(ledgerDirs);
-        ServerConfiguration conf = Bookies.conf(ledgerDirs, separate ? indexDirs : null,
-                root.get("logSizeLimit").asLong());
-        DbLedgerStorage s = Bookies.open(conf);
+        DbLedgerStorage s = Bookies.open(describedConf(dir, root));
         try {
             verify(s, root);
         } finally {
@@ -209,30 +286,32 @@ public final class WriteBookie {
         // A ledger of each directory with entries on disk.
         long notPurged = -1;
         long halfPurged = -1;
+        int halfPurgedDir = Math.min(1, dirs - 1);
         for (Expected.Ledger l : mem.values()) {
             if (l.status != Expected.Status.LIVE || l.entries.isEmpty() || !exp.ledgers.get(l.id).inLedgersIndex) {
                 continue;
             }
             if (dirOf(l.id) == 0 && notPurged < 0) {
                 notPurged = l.id;
-            } else if (dirOf(l.id) == 1 && halfPurged < 0) {
+            } else if (dirOf(l.id) == halfPurgedDir && halfPurged < 0) {
                 halfPurged = l.id;
             }
         }
         if (notPurged < 0 || halfPurged < 0) {
             throw new IllegalStateException("no ledger to delete in each directory");
         }
-        // Deleted in memory only.
-        storage.deleteLedger(notPurged);
-        exp.ledgers.get(notPurged).status = Expected.Status.DELETED_NOT_PURGED;
         // Deleted, and the first step of the purge done: the location
         // index forgets its entries, the ledgers index keeps its record.
         storage.deleteLedger(halfPurged);
-        SingleDirectoryDbLedgerStorage d1 = storage.getLedgerStorageList().get(1);
+        SingleDirectoryDbLedgerStorage d1 = storage.getLedgerStorageList().get(halfPurgedDir);
         d1.getEntryLocationIndex().removeOffsetFromDeletedLedgers();
         Expected.Ledger hp = exp.ledgers.get(halfPurged);
         hp.status = Expected.Status.HALF_PURGED;
         hp.entries.clear();
+        // Deleted in memory only (after that purge, which would take it
+        // too in a single directory).
+        storage.deleteLedger(notPurged);
+        exp.ledgers.get(notPurged).status = Expected.Status.DELETED_NOT_PURGED;
         // Entries no checkpoint writes: lost with the process.
         int lost = 0;
         for (long id : new ArrayList<>(open.keySet())) {
@@ -303,7 +382,7 @@ public final class WriteBookie {
                 moved++;
             }
         }
-        if (moved == 0) {
+        if (moved == 0 && gcMustCompact) {
             throw new IllegalStateException("the garbage collection compacted no entry log");
         }
         facts.put("garbageCollected", true);
