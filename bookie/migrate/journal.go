@@ -18,11 +18,11 @@ const LastMarkBackupSuffix = ".bookkeeper"
 // BackupLastMarks copies each lastMark file of the ledger directories'
 // "current" (lastMark, lastMark.<i>: the journals' last log marks, which
 // BookKeeper wrote) to the same name + LastMarkBackupSuffix, synced,
-// unless that copy exists already (a second migration keeps the first
-// one's). The storage's journal replay then moves the marks; a roll back
-// to BookKeeper puts the copies back, and BookKeeper replays its journal
-// from where it had left it (docs/migration.md). It returns the copies
-// made.
+// unless that copy exists already (FromRocksDB makes it when it converts
+// the directory; a second run keeps the first one's). The storage's
+// journal replay then moves the marks; a roll back to BookKeeper puts the
+// copies back, and BookKeeper replays its journal from where it had left
+// it (docs/migration.md). It returns the copies, made now or before.
 func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 	if fs == nil {
 		fs = vfs.Default
@@ -43,6 +43,7 @@ func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 			}
 			src, dst := filepath.Join(cur, name), filepath.Join(cur, name+LastMarkBackupSuffix)
 			if _, err := fs.Stat(dst); err == nil {
+				made = append(made, dst)
 				continue
 			} else if !errors.Is(err, os.ErrNotExist) {
 				return made, errors.Wrapf(err, "migrate: %s", dst)

@@ -33,6 +33,9 @@ type Options struct {
 	// IndexDir is the index directory as configured: the databases are
 	// IndexDir/current/locations and IndexDir/current/ledgers.
 	IndexDir string
+	// LedgerDir is the ledger directory of the same pair (its entry logs,
+	// lastId and the journal's lastMark files); "" means IndexDir.
+	LedgerDir string
 	// FS holds them. Default vfs.Default.
 	FS vfs.FS
 	// Engine configures the new location index (and its tables); nil,
@@ -80,6 +83,11 @@ type Result struct {
 	// the RocksDB databases, renamed.
 	LocationsPath, LedgersPath             string
 	LocationsBackupPath, LedgersBackupPath string
+	// BookKeeperFiles are the files of BookKeeper's in the ledger
+	// directory that this storage rewrites (lastId, lastMark,
+	// lastMark.<i>): each was copied to its name + LastMarkBackupSuffix,
+	// for a roll back.
+	BookKeeperFiles []string
 	// Ledgers were migrated (LimboCleared of them were in limbo);
 	// DeletedLedgers had exists=false and were dropped.
 	Ledgers, DeletedLedgers int
@@ -127,8 +135,10 @@ type migration struct {
 //  2. verify: the locations per ledger counted in the new index equal
 //     those converted; Samples locations read the same through the
 //     RocksDB reader; every ledger record decodes to what was converted.
-//  3. mark: remove ondisk.MigrateTempDir, write and sync
-//     ondisk.MigrateMarker, sync the directory.
+//  3. mark: keep copies of BookKeeper's files this storage rewrites
+//     (lastId, lastMark, lastMark.<i> of LedgerDir/current, as
+//     <name>.bookkeeper); remove ondisk.MigrateTempDir,
+//     write and sync ondisk.MigrateMarker, sync the directory.
 //  4. switch, for ledgers then locations: rename X to X.rocksdb-backup,
 //     sync; rename X.migrating to X, sync.
 //  5. remove the marker, sync.
@@ -142,6 +152,9 @@ func FromRocksDB(opts Options) (*Result, error) {
 	m := &migration{o: opts, start: time.Now()}
 	if m.o.IndexDir == "" {
 		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: migrate: no index directory")
+	}
+	if m.o.LedgerDir == "" {
+		m.o.LedgerDir = m.o.IndexDir
 	}
 	if m.o.FS == nil {
 		m.o.FS = vfs.Default
@@ -351,6 +364,13 @@ func (m *migration) build(locPath, ledPath string) error {
 		return err
 	}
 	if err := m.verifyLedgers(newLed, ledgers); err != nil {
+		return err
+	}
+
+	// BookKeeper's files this storage rewrites once it runs, kept for a
+	// roll back.
+	m.res.BookKeeperFiles, err = backupBookKeeperFiles(fs, filepath.Join(m.o.LedgerDir, "current"))
+	if err != nil {
 		return err
 	}
 

@@ -175,8 +175,14 @@ func expectMigrated(t testing.TB, fs vfs.FS, indexDir, locations string) {
 		require.Equal(t, wk, keys)
 		require.Equal(t, wv, values)
 	}
-	names, err := fs.List(cur)
+	all, err := fs.List(cur)
 	require.NoError(t, err)
+	var names []string
+	for _, n := range all {
+		if !ondisk.IsBookKeeperFile(strings.TrimSuffix(n, LastMarkBackupSuffix)) {
+			names = append(names, n)
+		}
+	}
 	require.Equal(t, []string{"ledgers", "ledgers" + ondisk.RocksDBBackupSuffix, "locations", "locations" + ondisk.RocksDBBackupSuffix}, names)
 }
 
@@ -324,6 +330,7 @@ func (c *crashFS) MaybeError(op vfs.Op) error {
 func TestMigrateCrash(t *testing.T) {
 	base := vfs.NewMem()
 	bookKeeperDir(t, base, "/idx", "bk-fv5-partitioned")
+	writeFile(t, base, "/idx/current/lastMark", bkLastMark)
 	opts := func(fs vfs.FS) Options {
 		small := ondisk.LedgersEngineOptions(nil, nil)
 		return Options{IndexDir: "/idx", FS: fs, ClearLimbo: true, Samples: 50, Engine: &small}
@@ -347,6 +354,8 @@ func TestMigrateCrash(t *testing.T) {
 		require.NoError(t, err)
 		if pending {
 			states["marker"]++
+			// The copy of BookKeeper's files is whole before the marker.
+			require.Equal(t, bkLastMark, readFileBytes(t, crashed, "/idx/current/lastMark"+LastMarkBackupSuffix), "crash point %d", at)
 		} else {
 			// The old state: both RocksDB databases where upstream reads
 			// them, whole.

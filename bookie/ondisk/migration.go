@@ -30,7 +30,41 @@ const (
 	// RocksDBBackupSuffix names where the RocksDB databases are kept:
 	// locations.rocksdb-backup, ledgers.rocksdb-backup.
 	RocksDBBackupSuffix = ".rocksdb-backup"
+	// RollBackMarker, in <indexDir>/current, says a roll back to
+	// BookKeeper has started (its checks passed) and not finished: the
+	// storage refuses the directory, and `bookie-index migrate
+	// --roll-back` finishes it.
+	RollBackMarker = "rollback.STARTED"
+	// RolledBackDir, in <ledgerDir>/current (and <indexDir>/current),
+	// receives what a roll back moves out of BookKeeper's way: this
+	// storage's entry logs, ledgers maps, LAYOUT, and lastId or lastMark
+	// files BookKeeper had not written.
+	RolledBackDir = "bookie-index.rolled-back"
+	// RolledBackSuffix names where a roll back keeps this storage's
+	// indexes, beside BookKeeper's: locations.rolled-back,
+	// ledgers.rolled-back (a rename within the directory, atomic).
+	RolledBackSuffix = ".rolled-back"
 )
+
+// IsBookKeeperFile reports whether name, in a ledger directory's
+// current/, is one of BookKeeper's files this storage rewrites: lastId
+// (the last entry log id) and the journal's last log marks (lastMark,
+// lastMark.<i>).
+func IsBookKeeperFile(name string) bool {
+	if name == "lastId" || name == "lastMark" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(name, "lastMark.")
+	if !ok || rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
 
 // DirKind classifies a database directory.
 type DirKind int
@@ -116,9 +150,9 @@ func ReadyMarker(fs vfs.FS, current string) (bool, error) {
 }
 
 // CheckNoMigrationInProgress refuses to open an index directory that a
-// migration left half switched: its marker is there, or an index is
-// missing while its build (X.migrating) or its RocksDB backup
-// (X.rocksdb-backup) is. Opening would create an empty index in its place
+// migration or a roll back left half done: the migration's marker or the
+// roll back's is there, or an index is missing while its build
+// (X.migrating) or its RocksDB backup (X.rocksdb-backup) is. Opening would create an empty index in its place
 // and answer "no ledger" for ledgers that exist, and the next GC cycle
 // would remove their entry logs. `bookie-index migrate` finishes the
 // switch. The refusals match ErrMigrationInProgress.
@@ -127,6 +161,14 @@ func CheckNoMigrationInProgress(fs vfs.FS, indexDir string) error {
 	pending, err := ReadyMarker(fs, current)
 	if err != nil {
 		return err
+	}
+	rollingBack, err := pathExists(fs, filepath.Join(current, RollBackMarker))
+	if err != nil {
+		return err
+	}
+	if rollingBack {
+		return errors.Wrapf(ErrMigrationInProgress, "bookie: refusing to open %s: a roll back to BookKeeper is half done (%s exists): "+
+			"run `bookie-index migrate --roll-back --conf FILE` again to finish it", current, filepath.Join(current, RollBackMarker))
 	}
 	if pending {
 		return errors.Wrapf(ErrMigrationInProgress, "bookie: refusing to open %s: a migration from BookKeeper's RocksDB indexes is half done (%s exists): "+

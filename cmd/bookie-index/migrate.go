@@ -32,8 +32,17 @@ as locations.rocksdb-backup and ledgers.rocksdb-backup. Locations of ledgers
 the ledgers database no longer holds are dropped, as BookKeeper's next garbage
 collection would. A second run has nothing to do; a run after a crash
 finishes or restarts the migration. A directory a running storage holds is
-refused. BookKeeper's lastMark files are kept as lastMark.bookkeeper (and its
-journal files are not removed) for a roll back.`
+refused. BookKeeper's lastId and lastMark files are kept as lastId.bookkeeper
+and lastMark.bookkeeper (and its journal files are not removed) for a roll
+back.
+
+With --roll-back it undoes the migration, for BookKeeper to start on the
+directories as they were when it switched: this storage's indexes, entry
+logs, ledgers maps, LAYOUT and journal files are moved aside (what it accepted
+since is lost for BookKeeper), the RocksDB backups renamed back, and
+BookKeeper's lastId and lastMark files restored. It first checks that every
+entry log BookKeeper's index names and the journal file its last log mark
+names are still there (--force rolls back all the same).`
 
 // runMigrate migrates every directory of the configuration, with
 // progress lines on stderr and a summary per directory on stdout.
@@ -42,21 +51,30 @@ func runMigrate(args []string, stdout, stderr io.Writer) error {
 }
 
 func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
-	var clearLimbo bool
+	var clearLimbo, rollBack, force bool
 	var samples int
 	tool, err := loadOfflineTool("migrate", migrateHelp, args, stderr,
-		commandFlags{synopsis: "[--clear-limbo] [--samples N]", register: func(fs *flag.FlagSet) {
+		commandFlags{synopsis: "[--clear-limbo] [--samples N] [--roll-back [--force]]", register: func(fs *flag.FlagSet) {
 			fs.BoolVar(&clearLimbo, "clear-limbo", false, "migrate ledgers in limbo as ordinary ledgers (this storage has no limbo state; default: refuse the directory)")
-			fs.IntVar(&samples, "samples", migrate.DefaultSamples, "locations looked up in both databases before the switch (negative: none)")
+			fs.IntVar(&samples, "samples", migrate.DefaultSamples, "locations looked up in both databases before the switch, or read from BookKeeper's entry logs before a roll back (negative: none)")
+			fs.BoolVar(&rollBack, "roll-back", false, "undo the migration, for BookKeeper to start again (docs/migration.md)")
+			fs.BoolVar(&force, "force", false, "with --roll-back: roll back even if BookKeeper would miss entry logs or journal files its kept state names")
 		}})
 	if err != nil {
 		return err
+	}
+	if force && !rollBack {
+		return &exitError{code: 2, err: errors.New("--force goes with --roll-back")}
+	}
+	if rollBack {
+		return rollBackAll(tool, samples, force, stdout, stderr)
 	}
 	dirs := tool.c.IndexDirectories
 	failed := eachDirectory(context.Background(), "migrate", dirs, stderr, func(i int, prefix string) error {
 		due, phase := progressThrottle(progressEvery), ""
 		res, err := migrate.FromRocksDB(migrate.Options{
 			IndexDir:   dirs[i],
+			LedgerDir:  tool.c.LedgerDirectories[i],
 			Engine:     tool.engine,
 			ClearLimbo: clearLimbo,
 			Samples:    samples,
@@ -175,4 +193,55 @@ func migrateJournals(tool *offlineTool, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout)
 	return nil
+}
+
+// rollBackAll rolls every directory of the configuration back to
+// BookKeeper, then, if all succeeded, the journal directories.
+func rollBackAll(tool *offlineTool, samples int, force bool, stdout, stderr io.Writer) error {
+	c := tool.c
+	dirs := c.IndexDirectories
+	failed := eachDirectory(context.Background(), "migrate --roll-back", dirs, stderr, func(i int, prefix string) error {
+		res, err := migrate.RollBack(migrate.RollBackOptions{
+			IndexDir:    dirs[i],
+			LedgerDir:   c.LedgerDirectories[i],
+			JournalDirs: c.Journal.JournalDirectories,
+			Samples:     samples,
+			Force:       force,
+			Logger:      tool.log,
+		})
+		if err != nil {
+			return err
+		}
+		if res.NothingToDo {
+			fmt.Fprintf(stdout, "%s: nothing to do: %s\n", prefix, res.Reason)
+			return nil
+		}
+		for _, p := range res.Problems {
+			fmt.Fprintf(stdout, "%s: warning: rolled back all the same (--force): %s\n", prefix, p)
+		}
+		how := "rolled back"
+		if res.Resumed {
+			how = "finished the roll back an interrupted run had started"
+		}
+		fmt.Fprintf(stdout, "%s: %s in %s: %d entry logs of BookKeeper's checked, %d entries read back; restored %s; %d moved into %s\n",
+			prefix, how, res.Duration.Round(time.Millisecond), res.EntryLogs, res.Verified, listOrNone(res.Restored), len(res.MovedAside), res.Aside)
+		return nil
+	})
+	if failed > 0 {
+		return errors.Newf("%d of %d directories failed (the journal directories were left alone): run it again once fixed", failed, len(dirs))
+	}
+	moved, err := migrate.RollBackJournals(nil, c.Journal.JournalDirectories)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "migrate --roll-back: journals %s: %d files of this storage's moved aside; start BookKeeper\n",
+		strings.Join(c.Journal.JournalDirectories, ","), len(moved))
+	return nil
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "nothing (BookKeeper had no lastId or lastMark here)"
+	}
+	return strings.Join(names, ", ")
 }

@@ -232,16 +232,18 @@ func (r *migrationRun) inStorage(l expectedLedger) bool {
 	return l.InLedgersIndex
 }
 
-// checkLedgersIndexes checks the migrated ledgers indexes against the
-// description: exactly the ledgers BookKeeper's ledgers index holds, each
-// with its fence, master key and explicit LAC (in the journal scenario,
-// as the checkpoint stored them).
+// checkLedgersIndexes checks the ledgers indexes serve left against the
+// description: exactly the ledgers BookKeeper itself reads back (in the
+// journal scenario, after its journal's replay: every ledger), each with
+// its fence, master key and explicit LAC, and the ledger written through
+// serve.
 func (r *migrationRun) checkLedgersIndexes(t *testing.T) {
 	got := r.ledgersIndexes(t)
 	held := 0
 	for _, l := range r.e.Ledgers {
 		g, ok := got[l.ID]
-		require.Equal(t, r.inStorage(l), ok, "ledger %d (%s): in the migrated ledgers index", l.ID, l.Status)
+		want := l.InLedgersIndex || r.e.Scenario == "journal"
+		require.Equal(t, want, ok, "ledger %d (%s): in the ledgers index", l.ID, l.Status)
 		if !ok {
 			continue
 		}
@@ -253,25 +255,15 @@ func (r *migrationRun) checkLedgersIndexes(t *testing.T) {
 			mk = *l.MasterKey
 		}
 		require.Equal(t, mk, g.MasterKey, "ledger %d: master key", l.ID)
-		fenced, lac := l.Fenced, l.ExplicitLAC
-		if r.e.Scenario == "journal" {
-			fenced = l.FenceCheckpointed
-			switch {
-			case l.ExplicitLACCheckpointed != nil && !*l.ExplicitLACCheckpointed:
-				lac = nil
-			case l.ExplicitLACCheckpointed == nil && !g.HasLAC:
-				// An older description does not say whether the
-				// checkpoint stored it.
-				lac = nil
-			}
-		}
-		require.Equal(t, fenced, g.Fenced, "ledger %d: fenced", l.ID)
-		require.Equal(t, lac != nil, g.HasLAC, "ledger %d: explicit LAC present", l.ID)
-		if lac != nil {
-			require.Equal(t, *lac, g.ExplicitLAC, "ledger %d: explicit LAC", l.ID)
+		require.Equal(t, l.Fenced, g.Fenced, "ledger %d: fenced", l.ID)
+		require.Equal(t, l.ExplicitLAC != nil, g.HasLAC, "ledger %d: explicit LAC present", l.ID)
+		if l.ExplicitLAC != nil {
+			require.Equal(t, *l.ExplicitLAC, g.ExplicitLAC, "ledger %d: explicit LAC", l.ID)
 		}
 	}
-	require.Len(t, got, held, "the migrated ledgers indexes hold only the ledgers described")
+	g, ok := got[afterMigrationLedger]
+	require.True(t, ok && g.Exists, "the ledger written through serve")
+	require.Len(t, got, held+1, "the ledgers indexes hold only the ledgers described and the one written through serve")
 }
 
 // server is a running `bookie-index serve`.
@@ -372,10 +364,10 @@ func entrySHA256(ledgerID, entryID int64, payload []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// storedEntries is what the storage holds of ledger l after the migration:
-// every entry of the description, but for the journal scenario only those
-// a checkpoint stored (the others are only in the journal, which the
-// migration does not read).
+// storedEntries is what BookKeeper's storage (its entry logs and
+// location index) holds of ledger l: every entry of the description, but
+// for the journal scenario only those a checkpoint stored (the others are
+// only in the journal).
 func (r *migrationRun) storedEntries(l expectedLedger) []expectedEntry {
 	var out []expectedEntry
 	for _, en := range l.Entries {
@@ -386,22 +378,46 @@ func (r *migrationRun) storedEntries(l expectedLedger) []expectedEntry {
 	return out
 }
 
+// getEntry reads an entry through serve's data API: its payload, or nil
+// with a 404.
+func (s *server) getEntry(t *testing.T, ledgerID, entryID int64) []byte {
+	t.Helper()
+	code, body, h := s.get(t, fmt.Sprintf("/api/v1/ledger/entry?ledgerId=%d&entryId=%d", ledgerID, entryID))
+	if code == http.StatusNotFound {
+		return nil
+	}
+	require.Equal(t, http.StatusOK, code, "ledger %d entry %d: %s", ledgerID, entryID, body)
+	require.Equal(t, strconv.FormatInt(entryID, 10), h.Get("X-Entry-Id"))
+	if body == nil {
+		body = []byte{}
+	}
+	return body
+}
+
 // checkServed reads every ledger of the description through serve's data
-// API: every stored entry byte-exact, the last entry, the entry after it
-// absent; a purged ledger has none.
+// API: every entry byte-exact, the last entry, the entry after it absent;
+// a purged ledger has none. In the journal scenario serve has replayed
+// BookKeeper's journal from BookKeeper's last log mark (as BookKeeper's
+// own start does): every acknowledged entry reads back, and each add in
+// flight at the kill either does, byte-exact, or is absent.
 func (r *migrationRun) checkServed(t *testing.T, s *server) int {
 	read := 0
 	for _, l := range r.e.Ledgers {
-		entries := r.storedEntries(l)
 		last := int64(-1)
-		for _, en := range entries {
-			code, body, h := s.get(t, fmt.Sprintf("/api/v1/ledger/entry?ledgerId=%d&entryId=%d", l.ID, en.ID))
-			require.Equal(t, http.StatusOK, code, "ledger %d (%s) entry %d: %s", l.ID, l.Status, en.ID, body)
-			require.Equal(t, strconv.FormatInt(en.ID, 10), h.Get("X-Entry-Id"))
+		for _, en := range l.Entries {
+			body := s.getEntry(t, l.ID, en.ID)
+			require.NotNil(t, body, "ledger %d (%s) entry %d: absent", l.ID, l.Status, en.ID)
 			require.Equal(t, en.Size, 16+len(body), "ledger %d entry %d: size", l.ID, en.ID)
 			require.Equal(t, en.SHA256, entrySHA256(l.ID, en.ID, body), "ledger %d entry %d: bytes", l.ID, en.ID)
 			last = max(last, en.ID)
 			read++
+		}
+		for _, en := range l.InFlight {
+			if body := s.getEntry(t, l.ID, en.ID); body != nil {
+				require.Equal(t, en.SHA256, entrySHA256(l.ID, en.ID, body), "ledger %d entry %d (in flight): bytes", l.ID, en.ID)
+				last = max(last, en.ID)
+				read++
+			}
 		}
 		if r.e.Scenario != "journal" {
 			require.Equal(t, l.LastEntry, last, "ledger %d: the description's last entry", l.ID)
@@ -418,31 +434,70 @@ func (r *migrationRun) checkServed(t *testing.T, s *server) int {
 			require.Equal(t, last, le.EntryID, "ledger %d (%s): last entry", l.ID, l.Status)
 		}
 		if last < 1<<62 {
-			code, body, _ = s.get(t, fmt.Sprintf("/api/v1/ledger/entry?ledgerId=%d&entryId=%d", l.ID, last+1))
-			require.Equal(t, http.StatusNotFound, code, "ledger %d (%s): entry %d after the last: %s", l.ID, l.Status, last+1, body)
+			require.Nil(t, s.getEntry(t, l.ID, last+1), "ledger %d (%s): entry %d after the last", l.ID, l.Status, last+1)
 		}
 	}
 	return read
 }
 
-// rollBack is docs/migration.md's roll back: per index directory, the
-// migrated indexes moved out of current/ (to root/rolled-back/<i>), the
-// RocksDB backups renamed back.
-func (r *migrationRun) rollBack(t *testing.T) {
-	for i, d := range r.e.IndexDirs {
-		cur := filepath.Join(r.root, d, "current")
-		away := filepath.Join(r.root, "rolled-back", strconv.Itoa(i))
-		require.NoError(t, os.MkdirAll(away, 0o755))
-		for _, name := range []string{"locations", "ledgers"} {
-			require.NoError(t, os.Rename(filepath.Join(cur, name), filepath.Join(away, name)))
-			require.NoError(t, os.Rename(filepath.Join(cur, name+".rocksdb-backup"), filepath.Join(cur, name)))
+// afterMigration are the writes a run makes through serve once it has
+// checked the migration: a ledger BookKeeper never had, and entries after
+// the last of one it has. A roll back loses them for BookKeeper.
+const afterMigrationLedger = 1<<50 + 7
+
+func (r *migrationRun) writeThroughServe(t *testing.T, s *server) {
+	put := func(ledgerID, entryID int64) {
+		req, err := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/api/v1/ledger/entry?ledgerId=%d&entryId=%d", s.base, ledgerID, entryID),
+			strings.NewReader(fmt.Sprintf("written through serve after the migration: ledger %d entry %d", ledgerID, entryID)))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+	}
+	for e := int64(0); e < 20; e++ {
+		put(afterMigrationLedger, e)
+	}
+	for _, l := range r.e.Ledgers {
+		if l.Status == "live" && len(l.Entries) > 0 && l.LastEntry < 1<<62 && !l.Fenced {
+			for e := l.LastEntry + 1; e < l.LastEntry+4; e++ {
+				put(l.ID, e)
+			}
+			break
 		}
 	}
+	req, err := http.NewRequest(http.MethodPut, s.base+"/api/v1/bookie/checkpoint", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// rollBack runs docs/migration.md's roll back: `bookie-index migrate
+// --roll-back --conf`.
+func (r *migrationRun) rollBack(t *testing.T) {
+	out, _ := r.run(t, "migrate", "--roll-back", "--conf", r.conf)
+	t.Logf("migrate --roll-back:\n%s", out)
+	require.Equal(t, len(r.e.IndexDirs), strings.Count(out, ": rolled back in "), "%s", out)
+	require.Contains(t, out, "start BookKeeper")
+	require.NotContains(t, out, "warning")
+}
+
+// journalDirs are the journal directories serve used: the description's,
+// else (as conf resolves an unset journalDirectories) "journal" beside the
+// first ledger directory.
+func (r *migrationRun) journalDirs() []string {
+	if len(r.e.JournalDirs) > 0 {
+		return r.e.JournalDirs
+	}
+	return []string{"journal"}
 }
 
 // checkRolledBack checks that every file BookKeeper wrote is as it was
-// before the migration, and that the only others are the ones serve
-// writes that BookKeeper ignores: LAYOUT in each directory's current/.
+// before the migration, and that the others are what the roll back moved
+// aside (bookie-index.rolled-back/) and the journal's lock file.
 func (r *migrationRun) checkRolledBack(t *testing.T) {
 	after := treeHashes(t, r.root)
 	for p, h := range r.before {
@@ -452,14 +507,18 @@ func (r *migrationRun) checkRolledBack(t *testing.T) {
 	}
 	var extra []string
 	for p := range after {
-		if _, ok := r.before[p]; ok || strings.HasPrefix(p, "rolled-back/") {
+		if _, ok := r.before[p]; ok || strings.Contains(p, ".rolled-back/") {
 			continue
 		}
 		extra = append(extra, p)
 	}
 	sort.Strings(extra)
 	for _, p := range extra {
-		require.Equal(t, "LAYOUT", filepath.Base(p), "%s: a file BookKeeper did not write, left in its directories", p)
+		ok := false
+		for _, j := range r.journalDirs() {
+			ok = ok || p == j+"/current/LOCK"
+		}
+		require.True(t, ok, "%s: a file BookKeeper did not write, left in its directories", p)
 	}
 }
 
@@ -475,15 +534,25 @@ func (r *migrationRun) check(t *testing.T, p *Programs) {
 	e := r.e
 	sum := r.migrate(t)
 
-	wantLedgers, wantLocations := 0, 0
+	wantLedgers, wantLocations, allLocations := 0, 0, 0
 	for _, l := range e.Ledgers {
 		if r.inStorage(l) {
 			wantLedgers++
 		}
 		wantLocations += len(r.storedEntries(l))
+		allLocations += len(l.Entries) + len(l.InFlight)
 	}
-	require.Equal(t, wantLedgers, sum.ledgers, "ledgers migrated")
-	require.Equal(t, wantLocations, sum.locations, "locations migrated")
+	if e.Scenario == "journal" {
+		// What BookKeeper's storage holds, and what its journal adds if
+		// the migration replays it.
+		require.GreaterOrEqual(t, sum.ledgers, wantLedgers, "ledgers migrated")
+		require.LessOrEqual(t, sum.ledgers, len(e.Ledgers), "ledgers migrated")
+		require.GreaterOrEqual(t, sum.locations, wantLocations, "locations migrated")
+		require.LessOrEqual(t, sum.locations, allLocations, "locations migrated")
+	} else {
+		require.Equal(t, wantLedgers, sum.ledgers, "ledgers migrated")
+		require.Equal(t, wantLocations, sum.locations, "locations migrated")
+	}
 	require.Zero(t, sum.skipped, "locations skipped")
 
 	// The offline check reads every entry log of BookKeeper's to its end
@@ -494,6 +563,7 @@ func (r *migrationRun) check(t *testing.T, p *Programs) {
 
 	s := r.serve(t)
 	read := r.checkServed(t, s)
+	r.writeThroughServe(t, s)
 	s.stop(t)
 	r.checkLedgersIndexes(t)
 	t.Logf("%s (seed %d): %d ledgers migrated (%d deleted dropped), %d locations (%d of %d ledgers no longer held purged); served: %d entries byte-exact",
@@ -712,4 +782,78 @@ func TestMigrateFresh(t *testing.T) {
 			migrateAndCheck(t, bin, writeVariant(t, p, v, seed+int64(i)), p)
 		})
 	}
+}
+
+// TestRollBackRefusedAfterCompaction: once serve's garbage collector has
+// compacted BookKeeper's entry logs into its own (here: a ledger deleted,
+// a forced collection with every log below the thresholds), the roll back
+// refuses, naming the logs BookKeeper's kept index points into that are
+// gone, and changes nothing; --force rolls back all the same, saying so.
+func TestRollBackRefusedAfterCompaction(t *testing.T) {
+	bin := buildBookieIndex(t)
+	r := newMigrationRun(t, bin, filepath.Join("testdata", "dirs", "clean"))
+	f, err := os.OpenFile(r.conf, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("majorCompactionThreshold=0.99\nminorCompactionThreshold=0.98\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	r.migrate(t)
+
+	s := r.serve(t)
+	var victim expectedLedger
+	for _, l := range r.e.Ledgers {
+		if l.Status == "live" && len(l.Entries) > len(victim.Entries) {
+			victim = l
+		}
+	}
+	req, err := http.NewRequest(http.MethodDelete, fmt.Sprintf("%s/api/v1/ledger?ledgerId=%d", s.base, victim.ID), nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	req, err = http.NewRequest(http.MethodPut, s.base+"/api/v1/bookie/checkpoint", nil)
+	require.NoError(t, err)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	req, err = http.NewRequest(http.MethodPut, s.base+"/api/v1/bookie/gc", strings.NewReader(`{"forceMajor": true, "forceMinor": true}`))
+	require.NoError(t, err)
+	resp, err = http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, body, _ := s.get(t, "/api/v1/bookie/gc")
+		if strings.Contains(string(body), `"false"`) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the forced collection did not end: %s", body)
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.stop(t)
+
+	before := treeHashes(t, r.root)
+	cmd := exec.Command(r.bin, "migrate", "--roll-back", "--conf", r.conf)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Equal(t, 1, cmd.ProcessState.ExitCode(), "%s", out)
+	require.Contains(t, string(out), "roll back would lose data for BookKeeper")
+	require.Contains(t, string(out), "entry logs BookKeeper's index names are gone from")
+	require.Contains(t, string(out), "--force rolls back all the same")
+	withoutLocks := func(m map[string]string) map[string]string {
+		for p := range m {
+			if filepath.Base(p) == "LOCK" {
+				delete(m, p) // a lock names its last holder
+			}
+		}
+		return m
+	}
+	require.Equal(t, withoutLocks(before), withoutLocks(treeHashes(t, r.root)), "a refused roll back changes nothing")
+
+	out2, _ := r.run(t, "migrate", "--roll-back", "--force", "--conf", r.conf)
+	require.Contains(t, out2, "warning: rolled back all the same (--force): entry logs BookKeeper's index names are gone")
+	require.Contains(t, out2, "start BookKeeper")
+	t.Logf("refused:\n%s\nforced:\n%s", out, out2)
 }
