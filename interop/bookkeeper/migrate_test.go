@@ -727,6 +727,7 @@ var writerVariants = []writerVariant{
 		"dbStorage_rocksDB_writeBufferSizeMB=1,dbStorage_rocksDB_sstSizeInMB=1,dbStorage_rocksDB_format_version=6," +
 			"dbStorage_rocksDB_checksum_type=kXXH3,dbStorage_rocksDB_lz4CompressionEnabled=false,dbStorage_rocksDB_blockSize=4096," +
 			"dbStorage_rocksDB_bloomFilterBitsPerKey=0,dbStorage_rocksDB_numLevels=4,dbStorage_rocksDB_numFilesInLevel0=2"}},
+	{name: "rocksdb-one-level-index", args: []string{"--scenario", "separate-index", "--set", "dbStorage_rocksDB_partitionedIndexAndFiltersEnabled=false"}},
 	{name: "options-file-tiny-memtables", args: []string{"--scenario", "separate-index"}, options: optionsTinyMemtables},
 	{name: "options-file-rocksdb-defaults", args: []string{"--scenario", "clean"}, options: optionsRocksDBDefaults},
 	{name: "options-file-partitioned", args: []string{"--scenario", "crash"}, options: optionsPartitioned},
