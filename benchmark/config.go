@@ -52,6 +52,9 @@ type Config struct {
 	// together, as a container's limit is: a reader that needs more is
 	// killed.
 	DiskBoundMemory int64
+	// DiskBoundDropEvery is how often a disk-bound reader's store is
+	// dropped from the page cache (0: every 10 ms).
+	DiskBoundDropEvery time.Duration
 	// DiskProbeTime is how long the disk-bound mode reads the disk at
 	// random before each cache size's reader runs.
 	DiskProbeTime time.Duration
@@ -133,6 +136,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		c.DiskBoundMemory = v
 		return err
 	})
+	fs.DurationVar(&c.DiskBoundDropEvery, "disk-bound-drop-every", defaultDropEvery, "disk-bound: how often the store's files are dropped from the page cache while a reader runs")
 	fs.DurationVar(&c.DiskProbeTime, "disk-probe-time", 5*time.Second, "disk-bound: how long to measure the disk's random reads before each cache size's reader")
 	fs.StringVar(&c.ReaderEngine, "disk-bound-reader", "", "internal: run as the disk-bound reader process of this engine")
 	fs.Func("write-buffer", "memtable size (default 64MiB)", func(s string) error {
@@ -229,6 +233,8 @@ func (c *Config) Validate() error {
 			return errors.New("--disk-bound needs a read phase (get, floor or miss)")
 		case c.DiskBoundMemory < 0:
 			return errors.New("--disk-bound-memory must not be negative")
+		case c.DiskBoundDropEvery < 0:
+			return errors.New("--disk-bound-drop-every must not be negative")
 		case c.DiskProbeTime <= 0:
 			return errors.New("--disk-probe-time must be positive")
 		case c.BlockSize <= 0:
@@ -236,6 +242,14 @@ func (c *Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// EffectiveDropEvery is DiskBoundDropEvery, 10 ms if unset.
+func (c *Config) EffectiveDropEvery() time.Duration {
+	if c.DiskBoundDropEvery > 0 {
+		return c.DiskBoundDropEvery
+	}
+	return defaultDropEvery
 }
 
 // readPhases are the phases among get, floor and miss that the run asks

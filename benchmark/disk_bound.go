@@ -105,8 +105,8 @@ func directIOAvailable(dir string) error {
 // How often the disk-bound mode drops the store's files from the page
 // cache and samples how much of them is in it.
 const (
-	dropEvery      = 10 * time.Millisecond
-	residencyEvery = 250 * time.Millisecond
+	defaultDropEvery = 10 * time.Millisecond
+	residencyEvery   = 250 * time.Millisecond
 )
 
 // diskBoundRows runs the read phases of one cache size in a reader
@@ -122,8 +122,11 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	if err := dropFromPageCache(files); err != nil {
 		return err
 	}
-	r.logf("disk-bound: random reads of the disk (%d-byte reads, %d threads, %s)", cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
-	disk, err := probeRandomReads(files, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+	probe := func(when string) (randomReads, error) {
+		r.logf("disk-bound: random reads of the disk %s the reader (%d-byte reads, %d threads, %s)", when, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+		return probeRandomReads(files, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+	}
+	diskBefore, err := probe("before")
 	if err != nil {
 		return err
 	}
@@ -135,7 +138,7 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 		return errors.Wrap(cmd.Err, "disk-bound reader")
 	}
 	var cg *memoryCgroup
-	held := "the page cache dropped every " + dropEvery.String()
+	held := "the page cache dropped every " + cfg.EffectiveDropEvery().String()
 	if cfg.DiskBoundMemory > 0 {
 		if cg, err = newMemoryCgroup(); err != nil {
 			return err
@@ -150,7 +153,7 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	r.logf("disk-bound: reader of %s with a %s cache, held to %s: %s", r.armName(), FormatSize(cacheBytes), held, strings.Join(phases, ", "))
-	keeper := startPageCacheKeeper(r.dir, dropEvery)
+	keeper := startPageCacheKeeper(r.dir, cfg.EffectiveDropEvery())
 	residency := startResidencySampler(r.dir, residencyEvery)
 	start := time.Now()
 	runErr := cmd.Run()
@@ -171,13 +174,26 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	if keepErr != nil {
 		return keepErr
 	}
+	// The disk again: a machine's disk is shared, and its rate drifts. The
+	// rows' fraction is of the mean of the two.
+	diskAfter, err := probe("after")
+	if err != nil {
+		return err
+	}
+	disk := randomReads{ReadSize: diskBefore.ReadSize, Threads: diskBefore.Threads,
+		ReadsPerSec:      (diskBefore.ReadsPerSec + diskAfter.ReadsPerSec) / 2,
+		MBPerSec:         (diskBefore.MBPerSec + diskAfter.MBPerSec) / 2,
+		CPUMicrosPerRead: (diskBefore.CPUMicrosPerRead + diskAfter.CPUMicrosPerRead) / 2}
 	extra := map[string]float64{
-		"store_bytes":           float64(storeBytes),
-		"page_cache_max_bytes":  float64(maxResident),
-		"page_cache_mean_bytes": float64(meanResident),
-		"disk_reads_per_sec":    disk.ReadsPerSec,
-		"disk_read_mb_per_sec":  disk.MBPerSec,
-		"disk_read_size":        float64(disk.ReadSize),
+		"store_bytes":               float64(storeBytes),
+		"page_cache_max_bytes":      float64(maxResident),
+		"page_cache_mean_bytes":     float64(meanResident),
+		"disk_reads_per_sec":        disk.ReadsPerSec,
+		"disk_reads_per_sec_before": diskBefore.ReadsPerSec,
+		"disk_reads_per_sec_after":  diskAfter.ReadsPerSec,
+		"disk_read_mb_per_sec":      disk.MBPerSec,
+		"disk_read_size":            float64(disk.ReadSize),
+		"disk_read_cpu_us_per_read": disk.CPUMicrosPerRead,
 	}
 	extra["page_cache_drops_per_sec"] = float64(drops) / elapsed.Seconds()
 	if cg != nil {

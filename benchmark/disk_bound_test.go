@@ -96,10 +96,14 @@ func TestDiskBound(t *testing.T) {
 			require.Greater(t, row["ops"], float64(0), phase)
 			x := row["extra"].(map[string]interface{})
 			for _, k := range []string{"disk_reads_per_sec", "disk_read_mb_per_sec", "fraction_of_disk_reads", "store_bytes",
-				"reader_disk_read_bytes", "page_cache_drops_per_sec"} {
+				"reader_disk_read_bytes", "page_cache_drops_per_sec", "disk_reads_per_sec_before", "disk_reads_per_sec_after",
+				"disk_read_cpu_us_per_read"} {
 				require.Greater(t, x[k], float64(0), "%s: %s", phase, k)
 			}
 			require.Equal(t, float64(4096), x["disk_read_size"])
+			require.InDelta(t, (x["disk_reads_per_sec_before"].(float64)+x["disk_reads_per_sec_after"].(float64))/2, x["disk_reads_per_sec"], 1e-6,
+				"the disk's rate is the mean of the probes before and after the reader")
+			require.InDelta(t, row["ops_per_sec"].(float64)/x["disk_reads_per_sec"].(float64), x["fraction_of_disk_reads"], 1e-9)
 			require.Contains(t, x, "disk_read_bytes_per_op", phase)
 			// Kept out: a tiny store can be read whole between two drops on
 			// a busy machine, but not at every sample.
@@ -196,6 +200,8 @@ func TestDiskBoundValidation(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 	cfg.DiskBoundMemory = -1
 	require.ErrorContains(t, cfg.Validate(), "--disk-bound-memory")
+	cfg.DiskBoundMemory, cfg.DiskBoundDropEvery = 0, -time.Second
+	require.ErrorContains(t, cfg.Validate(), "--disk-bound-drop-every")
 
 	cfg = *diskBoundConfig(t)
 	cfg.DiskBound, cfg.ReaderEngine, cfg.Phases = false, "pebble", []string{"get"}
@@ -288,7 +294,7 @@ func TestPageCacheKeeper(t *testing.T) {
 		return []storeFile{{path: p, size: 4 << 20}}
 	}
 	first := write("a")
-	k := startPageCacheKeeper(dir, dropEvery)
+	k := startPageCacheKeeper(dir, defaultDropEvery)
 	gone := func(files []storeFile) func() bool {
 		return func() bool {
 			n, err := residentBytesOf(files)
@@ -296,12 +302,12 @@ func TestPageCacheKeeper(t *testing.T) {
 			return n == 0
 		}
 	}
-	require.Eventually(t, gone(first), 5*time.Second, dropEvery)
+	require.Eventually(t, gone(first), 5*time.Second, defaultDropEvery)
 	_, err := os.ReadFile(first[0].path) // read again: back in the page cache, then dropped
 	require.NoError(t, err)
-	require.Eventually(t, gone(first), 5*time.Second, dropEvery)
+	require.Eventually(t, gone(first), 5*time.Second, defaultDropEvery)
 	second := write("b") // found when the keeper lists the directory again
-	require.Eventually(t, gone(second), 5*time.Second, dropEvery)
+	require.Eventually(t, gone(second), 5*time.Second, defaultDropEvery)
 	drops, err := k.finish()
 	require.NoError(t, err)
 	require.Greater(t, drops, int64(2))

@@ -145,6 +145,10 @@ type randomReads struct {
 	ReadsPerSec, MBPerSec float64
 	// FileBytes is the size of the files read.
 	FileBytes int64
+	// CPUMicrosPerRead is the process's CPU (user and system, getrusage)
+	// per read while the probe ran: what a read from the disk costs the
+	// kernel without the page cache.
+	CPUMicrosPerRead float64
 }
 
 // probeRandomReads measures random reads of readSize bytes (rounded up to
@@ -222,7 +226,7 @@ func probeRandomReads(files []storeFile, readSize, threads int, d time.Duration)
 			reads.Add(n)
 		}(int64(t) + 1)
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), sampleProcess().cpu
 	time.Sleep(d)
 	stop.Store(true)
 	wg.Wait()
@@ -230,6 +234,7 @@ func probeRandomReads(files []storeFile, readSize, threads int, d time.Duration)
 		return res, firstErr
 	}
 	secs := time.Since(start).Seconds()
+	res.CPUMicrosPerRead = float64((sampleProcess().cpu - cpu0).Microseconds()) / float64(max(reads.Load(), 1))
 	res.ReadsPerSec = float64(reads.Load()) / secs
 	res.MBPerSec = res.ReadsPerSec * float64(readSize) / 1e6
 	return res, nil

@@ -93,8 +93,8 @@ func RunArms(cfg *Config, arms []Arm, out, progress io.Writer) error {
 			if cfg.DiskBoundMemory > 0 {
 				held = " in a memory cgroup of the cache + " + FormatSize(cfg.DiskBoundMemory)
 			}
-			fmt.Fprintf(out, "disk-bound: each cache size's read phases in a process of their own%s, the store's files dropped from the page cache before it and every %s while it runs; the disk read at random beside it (%d-byte O_DIRECT reads, %d threads, %s)\n",
-				held, dropEvery, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+			fmt.Fprintf(out, "disk-bound: each cache size's read phases in a process of their own%s, the store's files dropped from the page cache before it and every %s while it runs; the disk read at random before and after it (%d-byte O_DIRECT reads, %d threads, %s)\n",
+				held, cfg.EffectiveDropEvery(), cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
 		}
 	}
 	if cfg.JSON {
