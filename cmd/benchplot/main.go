@@ -25,7 +25,8 @@
 // engine_version or options (the BookKeeper arm's rocksdbjni versions and
 // option modes): each is a series of its own. When the inputs hold more
 // than one layout, the layout is part of the engine's name, and when they
-// hold more than one variant of an engine, the variant is. The output
+// hold more than one variant of an engine, the words of the variant that
+// not all of them share are (the mode when one rocksdbjni ran). The output
 // depends only on the rows (sorted series, fixed float formatting), so
 // testdata/*.svg pins it.
 //

@@ -239,6 +239,7 @@ func TestVariants(t *testing.T) {
 		{"bookie-index", "", ""},
 		{"bookkeeper", "bookkeeper-4.18.2 rocksdbjni-9.9.3", "bookie-conf"},
 		{"bookkeeper", "bookkeeper-4.18.2 rocksdbjni-10.10.1", "bookie-conf"},
+		{"bookkeeper", "bookkeeper-4.18.2 rocksdbjni-9.9.3", "file"},
 	} {
 		v := ""
 		if r.version != "" {
@@ -254,16 +255,33 @@ func TestVariants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := len(medians(samples)); got != 6 {
-		t.Fatalf("%d points, want 6: the two bookkeeper variants must not merge", got)
+	if got := len(medians(samples)); got != 8 {
+		t.Fatalf("%d points, want 8: the three bookkeeper variants must not merge", got)
 	}
 	var b bytes.Buffer
 	if err := render(&b, medians(samples)); err != nil {
 		t.Fatal(err)
 	}
 	svg := b.String()
-	for _, want := range []string{">bookie-index, 5M keys<", ">bookkeeper (rocksdbjni-9.9.3 bookie-conf), 5M keys<", ">bookkeeper (rocksdbjni-10.10.1 bookie-conf), 5M keys<"} {
+	// Each variant is named by the words that not all of them share.
+	for _, want := range []string{">bookie-index, 5M keys<", ">bookkeeper (rocksdbjni-9.9.3 bookie-conf), 5M keys<",
+		">bookkeeper (rocksdbjni-10.10.1 bookie-conf), 5M keys<", ">bookkeeper (rocksdbjni-9.9.3 file), 5M keys<"} {
 		if !strings.Contains(svg, want) {
+			t.Errorf("no legend %q", want)
+		}
+	}
+	// Two variants of one version: the mode alone.
+	two := strings.Split(rows, "\n")
+	samples, err = readRows("rows", strings.NewReader(strings.Join(append(two[:6], two[9:]...), "\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	if err := render(&b, medians(samples)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">bookkeeper (bookie-conf), 5M keys<", ">bookkeeper (file), 5M keys<"} {
+		if !strings.Contains(b.String(), want) {
 			t.Errorf("no legend %q", want)
 		}
 	}

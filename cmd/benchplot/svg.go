@@ -68,13 +68,14 @@ func render(w io.Writer, samples []sample) error {
 		variants[s.engine][s.variant] = true
 		maxRows = max(maxRows, s.rows)
 	}
+	labels := variantLabels(variants)
 	name := func(s sample) string {
 		n := s.engine
 		if len(layouts) > 1 {
 			n += " " + s.layout
 		}
-		if len(variants[s.engine]) > 1 && s.variant != "" {
-			n += " (" + s.variant + ")"
+		if l := labels[s.engine][s.variant]; l != "" {
+			n += " (" + l + ")"
 		}
 		return n
 	}
@@ -140,6 +141,40 @@ func render(w io.Writer, samples []sample) error {
 	fmt.Fprintf(&b, "</svg>\n")
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// variantLabels names the variants of each engine that has more than
+// one by the words of theirs that not all of them share: rocksdbjni
+// versions and option modes of the BookKeeper arm become "bookie-conf"
+// and "file" when one version ran, "rocksdbjni-9.9.3" and
+// "rocksdbjni-10.10.1" when one mode did.
+func variantLabels(variants map[string]map[string]bool) map[string]map[string]string {
+	labels := map[string]map[string]string{}
+	for engine, vs := range variants {
+		if len(vs) < 2 {
+			continue
+		}
+		count := map[string]int{}
+		for v := range vs {
+			for _, w := range strings.Fields(v) {
+				count[w]++
+			}
+		}
+		labels[engine] = map[string]string{}
+		for v := range vs {
+			var own []string
+			for _, w := range strings.Fields(v) {
+				if count[w] < len(vs) {
+					own = append(own, w)
+				}
+			}
+			if len(own) == 0 {
+				own = []string{v} // the variant whose words all the others share: its full name
+			}
+			labels[engine][v] = strings.Join(own, " ")
+		}
+	}
+	return labels
 }
 
 // indexer numbers the distinct values of f over the samples in sorted order.

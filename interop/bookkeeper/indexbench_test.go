@@ -58,9 +58,9 @@ func TestIndexBenchArm(t *testing.T) {
 	for _, v := range []string{BookKeeperRocksDB, OtherRocksDB} {
 		version := "bookkeeper-4.18.2 rocksdbjni-" + v
 		for opts, layout := range map[string]string{
-			"bookie-conf": "partitioned", // 4.18.2's dbStorage_rocksDB_partitionedIndexAndFiltersEnabled=true
-			"bookie-conf partitionedIndexAndFiltersEnabled=false": "full",
-			"file:entry_location_rocksdb.conf.default":            "partitioned",
+			"bookie-conf":      "partitioned", // 4.18.2's dbStorage_rocksDB_partitionedIndexAndFiltersEnabled=true
+			"bookie-conf-full": "full",
+			"file":             "partitioned",
 		} {
 			load := rows[key{version, opts, "load"}]
 			require.Len(t, load, 1, "%s %s", version, opts)

@@ -127,7 +127,7 @@ public final class IndexBench {
         if (optionsFile == null) {
             // BookKeeper 4.18.2's dbStorage_rocksDB_partitionedIndexAndFiltersEnabled, default true.
             layout = partitioned ? "partitioned" : "full";
-            options = partitioned ? "bookie-conf" : "bookie-conf partitionedIndexAndFiltersEnabled=false";
+            options = partitioned ? "bookie-conf" : "bookie-conf-full";
         } else {
             if (!optionsFile.isFile()) {
                 throw new IllegalArgumentException("--options-file " + optionsFile + ": no such file");
@@ -137,7 +137,8 @@ public final class IndexBench {
             }
             String text = Files.readString(optionsFile.toPath(), StandardCharsets.UTF_8);
             layout = optionValue(text, "partition_filters").equals("true") ? "partitioned" : "full";
-            options = "file:" + optionsFile.getName();
+            // The mode's name, and the file's when it is not the repository's.
+            options = optionsFile.getName().equals("entry_location_rocksdb.conf.default") ? "file" : "file:" + optionsFile.getName();
         }
         RocksDB.loadLibrary();
         engineVersion = "bookkeeper-4.18.2 rocksdbjni-" + RocksDB.rocksdbVersion();
