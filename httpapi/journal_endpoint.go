@@ -108,6 +108,8 @@ func newJournalCollector(journals Journals) *journalCollector {
 		func(m *journal.Metrics) float64 { return float64(m.FlushMaxOutstanding) })
 	value(&c.counters, journalPrefix+journal.StatFlushEmptyQueue, "Batches written because nothing more was queued (journalFlushWhenQueueEmpty, a group wait of 0, or a close).",
 		func(m *journal.Metrics) float64 { return float64(m.FlushEmptyQueue) })
+	value(&c.counters, "bookie_index_journal_flush_adaptive_total", "Batches written because they held as many adds as the batch before (journalAdaptiveGroupWrites).",
+		func(m *journal.Metrics) float64 { return float64(m.FlushAdaptive) })
 	value(&c.counters, "bookie_index_journal_syncs_total", "Fsyncs of journal files.",
 		func(m *journal.Metrics) float64 { return float64(m.Syncs) })
 	value(&c.gauges, journalPrefix+journal.StatQueueSize, "Adds queued and not written yet.",

@@ -110,3 +110,36 @@ func TestGroupCommitConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestAdaptiveGroupWrites: with journalAdaptiveGroupWrites (the default) a
+// batch is written as soon as it holds as many adds as the one before, so
+// writers that each wait for their add do not wait out the group wait
+// again and again (a lone writer's add is written at once after the
+// first); without it every batch waits the group wait, as upstream's.
+func TestAdaptiveGroupWrites(t *testing.T) {
+	for _, tc := range []struct {
+		writers, adds int
+		adaptive      bool
+	}{{8, 10, true}, {1, 10, true}, {8, 3, false}} {
+		t.Run(fmt.Sprintf("%d-writers-adaptive-%v", tc.writers, tc.adaptive), func(t *testing.T) {
+			opts := testOptions(vfs.NewMem())
+			opts.FlushWhenQueueEmpty = false
+			opts.MaxGroupWait = 300 * time.Millisecond
+			opts.NoAdaptiveGroupWrites = !tc.adaptive
+			s, _ := openCollect(t, opts)
+			defer s.Close()
+			runWriters(t, s, tc.writers, tc.adds, 1)
+			m := s.Metrics()[0]
+			t.Logf("%d batches: %d after the group wait, %d adaptive", m.Batches, m.FlushMaxWait, m.FlushAdaptive)
+			require.Equal(t, int64(tc.writers*tc.adds), m.Adds)
+			if tc.adaptive {
+				// Only the first batch, with nothing before it, waits
+				// for sure; the writers resubmit together after each.
+				require.GreaterOrEqual(t, m.FlushAdaptive, int64(tc.adds-2))
+			} else {
+				require.Zero(t, m.FlushAdaptive)
+				require.Equal(t, m.Batches, m.FlushMaxWait)
+			}
+		})
+	}
+}

@@ -39,6 +39,9 @@ type Journal struct {
 	spare []byte // the buffer of the last batch written, for reuse
 	count int
 	first time.Time
+	// lastBatch is how many adds the last batch taken held (adaptive
+	// group writes: a batch that holds as many is written at once).
+	lastBatch int
 	// closing is set by Close; failed by the first write or fsync failure.
 	closing bool
 	failed  error

@@ -53,8 +53,10 @@ type Metrics struct {
 	// batches written because their first add had waited
 	// journalMaxGroupWaitMSec, because they held more than the buffered
 	// thresholds, or because nothing more was queued
-	// (journalFlushWhenQueueEmpty, a group wait of 0, or Close).
-	FlushMaxWait, FlushMaxOutstanding, FlushEmptyQueue int64
+	// (journalFlushWhenQueueEmpty, a group wait of 0, or Close);
+	// FlushAdaptive those written because they held as many adds as the
+	// batch before (journalAdaptiveGroupWrites, ours).
+	FlushMaxWait, FlushMaxOutstanding, FlushEmptyQueue, FlushAdaptive int64
 	// QueueSize is the adds queued and not written yet
 	// (JOURNAL_QUEUE_SIZE); ForceWriteQueueSize the batches written and
 	// not synced yet (JOURNAL_FORCE_WRITE_QUEUE_SIZE).
@@ -80,7 +82,7 @@ type journalStats struct {
 	addEntry, forceLedger, sync, flush, creation opstats.Recorder
 	batchEntries, batchBytes, syncGrouping       opstats.Recorder
 	flushMaxWait, flushMaxOutstanding            atomic.Int64
-	flushEmptyQueue                              atomic.Int64
+	flushEmptyQueue, flushAdaptive               atomic.Int64
 	queued, unsynced                             atomic.Int64
 }
 
@@ -123,6 +125,7 @@ func (j *Journal) Metrics(index int) Metrics {
 		FlushMaxWait:        s.flushMaxWait.Load(),
 		FlushMaxOutstanding: s.flushMaxOutstanding.Load(),
 		FlushEmptyQueue:     s.flushEmptyQueue.Load(),
+		FlushAdaptive:       s.flushAdaptive.Load(),
 		QueueSize:           max(s.queued.Load(), 0),
 		ForceWriteQueueSize: max(s.unsynced.Load(), 0),
 		WriteBytes:          st.Bytes,

@@ -50,11 +50,11 @@ func TestMetrics(t *testing.T) {
 		require.Equal(t, m.WriteBytes, int64(m.BatchBytes.SuccessLatency.Sum/opstats.ValueUnit))
 		require.Equal(t, m.Syncs, m.Sync.SuccessCount)
 		require.Positive(t, m.Sync.SuccessLatency.Sum)
-		require.Equal(t, m.Batches, m.FlushMaxWait+m.FlushMaxOutstanding+m.FlushEmptyQueue)
+		require.Equal(t, m.Batches, m.FlushMaxWait+m.FlushMaxOutstanding+m.FlushEmptyQueue+m.FlushAdaptive)
 		if flushWhenEmpty {
 			require.Equal(t, m.Batches, m.FlushEmptyQueue)
 		} else {
-			require.Positive(t, m.FlushMaxWait)
+			require.Positive(t, m.FlushMaxWait+m.FlushAdaptive)
 		}
 		require.Zero(t, m.QueueSize)
 		require.Zero(t, m.ForceWriteQueueSize)

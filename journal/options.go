@@ -75,9 +75,12 @@ type Options struct {
 	// soon as nothing more is queued, without waiting MaxGroupWait. Adds
 	// queued while a write or an fsync runs still share the next one.
 	FlushWhenQueueEmpty bool
-	// NoAdaptiveGroupWrites is journalAdaptiveGroupWrites=false. Upstream
-	// 4.18 reads the key and does nothing with it (one fsync always covers
-	// every batch written before it), and neither do we.
+	// NoAdaptiveGroupWrites is journalAdaptiveGroupWrites=false: a batch
+	// waits MaxGroupWait (or a threshold) as upstream's does. By default
+	// (adaptive) a batch is also written as soon as it holds as many adds
+	// as the batch before it: the writers that were waiting have all come,
+	// and waiting longer would only add latency (writer.go). Upstream 4.18
+	// reads the key and does nothing with it.
 	NoAdaptiveGroupWrites bool
 	// MaxFileSize (journalMaxSizeMB, in bytes here): a journal file that a
 	// batch leaves longer than this is closed after its last fsync and the

@@ -26,7 +26,18 @@ import (
 //     <= 0: whatever is queued when the writer is free is one batch;
 //   - else once its first add has waited journalMaxGroupWaitMSec, or it
 //     holds more than journalBufferedWritesThreshold bytes or more than
-//     journalBufferedEntriesThreshold adds (when set), or at Close.
+//     journalBufferedEntriesThreshold adds (when set), or at Close;
+//   - and, with journalAdaptiveGroupWrites (the default; upstream reads the
+//     key and does nothing with it), once it holds as many adds as the
+//     batch before it. Under a steady load the writers that wait for one
+//     batch come back together for the next: once they are all in,
+//     nothing more will come before the group wait ends, which would only
+//     leave the disk idle (with 256 writers each waiting for its add, the
+//     2 ms wait took most of each write-and-fsync cycle). A lone writer's
+//     add is written at once. When fewer come, the batch waits as
+//     upstream's; when more, the next batch expects more. The fsyncs stay
+//     grouped either way: the syncer covers every batch written since its
+//     last fsync with one.
 //
 // A failed write or fsync stops the journal for good (see fail): after a
 // failed fsync the kernel may have dropped the dirty pages, so a retried
@@ -91,7 +102,8 @@ func (j *Journal) enqueue(kind Kind, ledgerID, entryID int64, data []byte) Compl
 	j.count++
 	j.stats.adds.Add(1)
 	if int64(len(j.buf)) > j.opts.BufferedWritesThreshold ||
-		(j.opts.BufferedEntriesThreshold > 0 && j.count > j.opts.BufferedEntriesThreshold) {
+		(j.opts.BufferedEntriesThreshold > 0 && j.count > j.opts.BufferedEntriesThreshold) ||
+		j.adaptiveFull() {
 		wake = true
 	}
 	j.mu.Unlock()
@@ -107,10 +119,17 @@ func (j *Journal) groupWait(now time.Time) time.Duration {
 	o := &j.opts
 	if j.closing || o.FlushWhenQueueEmpty || o.MaxGroupWait == 0 ||
 		int64(len(j.buf)) > o.BufferedWritesThreshold ||
-		(o.BufferedEntriesThreshold > 0 && j.count > o.BufferedEntriesThreshold) {
+		(o.BufferedEntriesThreshold > 0 && j.count > o.BufferedEntriesThreshold) ||
+		j.adaptiveFull() {
 		return 0
 	}
 	return max(j.first.Add(o.MaxGroupWait).Sub(now), 0)
+}
+
+// adaptiveFull reports whether adaptive group writes end the batch being
+// filled: it holds as many adds as the last one. j.mu is held.
+func (j *Journal) adaptiveFull() bool {
+	return !j.opts.NoAdaptiveGroupWrites && j.lastBatch > 0 && j.count >= j.lastBatch
 }
 
 // countFlushReason counts why the writer takes the batch being filled
@@ -123,6 +142,8 @@ func (j *Journal) countFlushReason() {
 		j.m.flushMaxOutstanding.Add(1)
 	case j.closing || o.FlushWhenQueueEmpty || o.MaxGroupWait == 0:
 		j.m.flushEmptyQueue.Add(1)
+	case j.adaptiveFull():
+		j.m.flushAdaptive.Add(1)
 	default:
 		j.m.flushMaxWait.Add(1)
 	}
@@ -167,6 +188,7 @@ func (j *Journal) writeLoop() {
 		j.countFlushReason()
 		b, data := j.cur, j.buf
 		j.m.queued.Add(-int64(j.count))
+		j.lastBatch = j.count
 		j.cur, j.buf, j.count = nil, j.spare, 0
 		j.spare = nil
 		j.room.Broadcast()
@@ -174,11 +196,13 @@ func (j *Journal) writeLoop() {
 
 		data, dispatched, err := j.writeBatch(b, data, &lastSync)
 		if err != nil {
+			// Fail first (OnFailure: the storage turns read-only), so
+			// that whoever sees its add fail finds the journal failed.
+			j.fail(err)
 			if !dispatched {
 				b.complete(err)
 				j.m.recordAdds(b, time.Now())
 			}
-			j.fail(err)
 			return
 		}
 		if cap(data) <= 4*j.opts.WriteBufferSize+int(j.opts.BufferedWritesThreshold) {
