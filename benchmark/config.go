@@ -80,13 +80,19 @@ type Config struct {
 	// Journal are add-entry's journal arms, one row each per writer count:
 	// "off" (the storage alone, durable at the final checkpoint), "nosync"
 	// (behind a journal with journalSyncData=false: acknowledged once
-	// written) and "sync" (journalSyncData=true: acknowledged after the
-	// fsync that covers it). Default: off.
+	// written), "sync" (journalSyncData=true: acknowledged after the
+	// fsync that covers it), and "nosync-upstream" and "sync-upstream"
+	// (the same with upstream's group timing,
+	// journalAdaptiveGroupWrites=false). Default: off.
 	Journal []string
 	// JournalGroupWait is journalMaxGroupWaitMSec for the journal arms (0:
 	// upstream's 2 ms; negative: no wait).
 	JournalGroupWait time.Duration
-	JSON             bool
+	// WriteCacheBytes is the storage phases' write cache (0: the storage's
+	// default, 512 MiB): the writers wait for a checkpoint when a half of
+	// it fills.
+	WriteCacheBytes int64
+	JSON            bool
 	// CPUProfile, if set, is the path prefix of one CPU profile per
 	// measured read phase: PREFIX-ENGINE-PHASE-CACHE.pprof.
 	CPUProfile string
@@ -177,9 +183,14 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 		return nil
 	})
 	c.Journal = []string{"off"}
-	fs.Func("journal", "add-entry: journal arms, comma separated, one row each per writer count: off (the storage alone), nosync (behind a journal, journalSyncData=false), sync (journalSyncData=true: each add waits for its fsync) (default off)", func(s string) error {
+	fs.Func("journal", "add-entry: journal arms, comma separated, one row each per writer count: off (the storage alone), nosync (behind a journal, journalSyncData=false), sync (journalSyncData=true: each add waits for its fsync), nosync-upstream and sync-upstream (the same with journalAdaptiveGroupWrites=false: upstream's group timing) (default off)", func(s string) error {
 		c.Journal = strings.Split(s, ",")
 		return nil
+	})
+	fs.Func("write-cache", "add-entry/read-entry/gc: the storage's write cache (default 512MiB; a checkpoint writes a half of it out once it fills)", func(s string) error {
+		v, err := ParseSize(s)
+		c.WriteCacheBytes = v
+		return err
 	})
 	fs.DurationVar(&c.JournalGroupWait, "journal-group-wait", 0, "add-entry: journalMaxGroupWaitMSec of the journal arms (0: upstream's 2ms; negative: no wait)")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row")
@@ -196,7 +207,7 @@ func (c *Config) Validate() error {
 	}
 	for _, j := range c.Journal {
 		if _, ok := journalArms[j]; !ok {
-			return errors.Newf("--journal: unknown arm %q (accepted: off, nosync, sync)", j)
+			return errors.Newf("--journal: unknown arm %q (accepted: off, nosync, sync, nosync-upstream, sync-upstream)", j)
 		}
 	}
 	switch {

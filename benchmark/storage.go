@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -122,8 +123,9 @@ func (r *entryReaders) halt() {
 
 // journalArms are add-entry's journal arms (Config.Journal) and how they
 // are written in a row's extra: 0 no journal, 1 journalSyncData=false,
-// 2 journalSyncData=true.
-var journalArms = map[string]float64{"off": 0, "nosync": 1, "sync": 2}
+// 2 journalSyncData=true; 3 and 4 the same two with upstream's group
+// timing (journalAdaptiveGroupWrites=false).
+var journalArms = map[string]float64{"off": 0, "nosync": 1, "sync": 2, "nosync-upstream": 3, "sync-upstream": 4}
 
 // storagePhases runs the bookie storage phases: add-entry (writers adding
 // 1 KiB entries to their own ledgers for the phase's duration, then a
@@ -141,10 +143,11 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 			return nil, err
 		}
 		opts := &bookie.Options{
-			LedgerDirs:    []string{dir},
-			FlushInterval: time.Hour, // the phase checkpoints when it wants
-			GCWaitTime:    time.Hour,
-			Index:         &entrylocation.Options{Engine: engine},
+			LedgerDirs:     []string{dir},
+			FlushInterval:  time.Hour, // the phase checkpoints when it wants
+			GCWaitTime:     time.Hour,
+			WriteCacheSize: cfg.WriteCacheBytes,
+			Index:          &entrylocation.Options{Engine: engine},
 		}
 		if journal == "off" {
 			bs, err := bookie.Open(opts)
@@ -154,9 +157,10 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 			return &storageUnderTest{entryAdder: bs, close: bs.Close, storage: bs}, nil
 		}
 		js, err := journaled.Open(journaled.Options{Storage: opts, Journal: journalpkg.Options{
-			JournalDirectories: []string{journalDir},
-			NoSyncData:         journal == "nosync",
-			MaxGroupWait:       cfg.JournalGroupWait,
+			JournalDirectories:    []string{journalDir},
+			NoSyncData:            strings.HasPrefix(journal, "nosync"),
+			NoAdaptiveGroupWrites: strings.HasSuffix(journal, "-upstream"),
+			MaxGroupWait:          cfg.JournalGroupWait,
 		}})
 		if err != nil {
 			return nil, err
@@ -235,6 +239,11 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 				jm := s.journals.Metrics()[0]
 				extra["journal_syncs"] = float64(jm.Syncs)
 				extra["adds_per_sync"] = float64(jm.Adds) / float64(max(jm.Syncs, 1))
+				// The journal's own view (histograms within 25%): an fsync's
+				// latency, and an add's from its queueing to its completion.
+				extra["journal_fsync_p50_ms"] = float64(jm.Sync.SuccessLatency.Quantile(0.5)) / 1e6
+				extra["journal_fsync_p99_ms"] = float64(jm.Sync.SuccessLatency.Quantile(0.99)) / 1e6
+				extra["journal_add_p99_ms"] = float64(jm.AddEntry.SuccessLatency.Quantile(0.99)) / 1e6
 			}
 			r.rep.emit(OpRow{Engine: r.e.Name(), Phase: "add-entry", Layout: cfg.Layout, CacheBytes: cfg.CacheSizes[0],
 				ShardBytes: cfg.CacheSizes[0] / 64, Threads: threads, Ops: total, OpsPerSec: float64(total) / elapsed.Seconds(),

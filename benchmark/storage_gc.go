@@ -35,7 +35,7 @@ func (r *runner) gcPhase(b *BookieEngine) error {
 		return err
 	}
 	s, err := bookie.Open(&bookie.Options{
-		LedgerDirs: []string{dir}, FlushInterval: time.Hour, GCWaitTime: time.Hour,
+		LedgerDirs: []string{dir}, FlushInterval: time.Hour, GCWaitTime: time.Hour, WriteCacheSize: r.cfg.WriteCacheBytes,
 		LogSizeLimit: gcLogSizeLimit, Index: &entrylocation.Options{Engine: engine},
 		GC: bookie.GCOptions{CompactionRateByEntries: -1},
 	})
