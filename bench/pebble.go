@@ -228,6 +228,18 @@ func (e *PebbleEngine) Settle() error {
 	}
 }
 
+// LoadStats implements benchmark.LoadStatser (Pebble counts no write
+// stalls in its metrics).
+func (e *PebbleEngine) LoadStats() map[string]float64 {
+	m := e.db.Metrics()
+	t := m.Total()
+	return map[string]float64{
+		"flushes": float64(m.Flush.Count), "flush_bytes": float64(t.TableBytesFlushed),
+		"compactions": float64(m.Compact.Count), "compaction_bytes_written": float64(t.TableBytesCompacted),
+		"trivial_moves": float64(m.Compact.MoveCount),
+	}
+}
+
 // Storage implements benchmark.Engine. Table counts and bytes come from
 // the DB's metrics, the tiers from each table's properties: data is the
 // on-disk (compressed) data block bytes, index the uncompressed index

@@ -85,7 +85,7 @@ func TestRunAllPhases(t *testing.T) {
 	t.Logf("delete: %v", del)
 
 	// Human output names the phases; --cpuprofile writes a profile per
-	// measured read phase.
+	// measured read phase and of each part of the load.
 	cfg.JSON = false
 	cfg.Phases = []string{"load", "get", "floor"}
 	cfg.Dir = t.TempDir()
@@ -99,6 +99,12 @@ func TestRunAllPhases(t *testing.T) {
 		require.NoError(t, err)
 		require.Greater(t, fi.Size(), int64(0))
 	}
+	for _, part := range []string{"write", "settle", "idle", "allocs"} {
+		fi, err := os.Stat(cfg.CPUProfile + "-bookie-index-load-" + part + ".pprof")
+		require.NoError(t, err)
+		require.Greater(t, fi.Size(), int64(0))
+	}
+	require.Contains(t, out.String(), "CPU ")
 }
 
 // TestStoragePhases runs add-entry and read-entry at a tiny scale: every

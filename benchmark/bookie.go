@@ -103,6 +103,16 @@ func (e *BookieEngine) WaitIdle() error {
 	return e.ix.DB().WaitForCompactions(context.Background())
 }
 
+// LoadStats implements LoadStatser.
+func (e *BookieEngine) LoadStats() map[string]float64 {
+	m := e.ix.Metrics().Engine
+	return map[string]float64{
+		"flushes": float64(m.ImmutableFlushes), "flush_bytes": float64(m.FlushBytes),
+		"compactions": float64(m.Compactions), "compaction_bytes_written": float64(m.CompactionBytesOut),
+		"trivial_moves": float64(m.TrivialMoves), "write_stops": float64(m.WriteStops), "write_slowdowns": float64(m.WriteSlowdowns),
+	}
+}
+
 // Storage implements Engine.
 func (e *BookieEngine) Storage() (Storage, error) {
 	tables, err := e.ix.DB().Tables()

@@ -94,7 +94,9 @@ type Config struct {
 	WriteCacheBytes int64
 	JSON            bool
 	// CPUProfile, if set, is the path prefix of one CPU profile per
-	// measured read phase: PREFIX-ENGINE-PHASE-CACHE.pprof.
+	// measured read phase, PREFIX-ENGINE-PHASE-CACHE.pprof, and of the
+	// load's: PREFIX-ENGINE-load-write.pprof, -load-settle.pprof,
+	// -load-idle.pprof and its allocations, -load-allocs.pprof.
 	CPUProfile string
 }
 
@@ -194,7 +196,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.DurationVar(&c.JournalGroupWait, "journal-group-wait", 0, "add-entry: journalMaxGroupWaitMSec of the journal arms (0: upstream's 2ms; negative: no wait)")
 	fs.BoolVar(&c.JSON, "json", false, "print one JSON object per row")
-	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured read phase to PREFIX-ENGINE-PHASE-CACHE.pprof")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of each measured read phase to PREFIX-ENGINE-PHASE-CACHE.pprof, and of the load to PREFIX-ENGINE-load-{write,settle,idle,allocs}.pprof")
 }
 
 // Validate checks the settings.

@@ -69,6 +69,16 @@ type MemoryReporter interface {
 	BlockCacheMemory() int64
 }
 
+// LoadStatser is an Engine that counts what its writes cost: the load
+// row's extra carries these counters (cumulative since Open) after the
+// settle, and the growth of compaction_bytes_written during the idle wait.
+type LoadStatser interface {
+	// LoadStats returns flushes, flush_bytes, compactions,
+	// compaction_bytes_written and write_stops, as far as the engine
+	// counts them.
+	LoadStats() map[string]float64
+}
+
 // Ingester is an Engine that can load the workload by ingesting tables
 // built outside the store (--load-via ingest), as an index rebuild does.
 type Ingester interface {

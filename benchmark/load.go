@@ -2,6 +2,7 @@ package benchmark
 
 import (
 	"iter"
+	"runtime"
 	"time"
 
 	"github.com/cockroachdb/errors"
@@ -19,6 +20,12 @@ func loadLocation(i int64) int64 {
 	log, j := 1+i/locationsPerLog, i%locationsPerLog
 	return log<<32 | (1024 + j*1028 + 4)
 }
+
+// loadMemProfileRate is runtime.MemProfileRate while a profiled load
+// runs: one sample per 64 KiB allocated, finer than the default 512 KiB.
+// The allocation profile counts from the process's start, so it holds
+// the load and the little allocated before it.
+const loadMemProfileRate = 64 << 10
 
 // loadIndex is the position of (ledger, entry) in the load's write order:
 // batch k = entry/F holds entries [k·F, (k+1)·F) of every ledger in turn.
@@ -53,34 +60,55 @@ func (c *Config) sortedLoad() iter.Seq[Entry] {
 func (r *runner) load() error {
 	cfg := r.cfg
 	rss := startRSSSampler()
-	start := time.Now()
-	var err error
-	if cfg.EffectiveLoadVia() == LoadViaIngest {
-		err = r.ingestLoad()
-	} else {
-		err = r.writeLoad()
+	if r.cfg.CPUProfile != "" {
+		// Finer allocation samples for the load's profile, not for the
+		// read phases after it.
+		defer func(rate int) { runtime.MemProfileRate = rate }(runtime.MemProfileRate)
+		runtime.MemProfileRate = loadMemProfileRate
 	}
+	p0 := sampleProcess()
+	start := time.Now()
+	err := r.profiled("load-write", func() error {
+		if cfg.EffectiveLoadVia() == LoadViaIngest {
+			return r.ingestLoad()
+		}
+		return r.writeLoad()
+	})
 	if err != nil {
 		rss.finish()
 		return err
 	}
 	writeTime := time.Since(start)
+	p1 := sampleProcess()
 	r.logf("load: waiting for compactions to settle")
 	settleStart := time.Now()
-	if err := r.e.Settle(); err != nil {
+	if err := r.profiled("load-settle", r.e.Settle); err != nil {
 		rss.finish()
 		return err
 	}
 	settle := time.Since(settleStart)
+	p2 := sampleProcess()
+	var extra map[string]float64
+	if ls, ok := r.e.(LoadStatser); ok {
+		extra = ls.LoadStats()
+	}
 	var idle time.Duration
 	if w, ok := r.e.(IdleWaiter); ok {
 		r.logf("load: waiting for the work done once writes stop")
 		idleStart := time.Now()
-		if err := w.WaitIdle(); err != nil {
+		if err := r.profiled("load-idle", w.WaitIdle); err != nil {
 			rss.finish()
 			return err
 		}
 		idle = time.Since(idleStart)
+	}
+	p3 := sampleProcess()
+	if ls, ok := r.e.(LoadStatser); ok {
+		extra["idle_compaction_bytes_written"] = ls.LoadStats()["compaction_bytes_written"] - extra["compaction_bytes_written"]
+	}
+	if err := r.writeAllocProfile("load"); err != nil {
+		rss.finish()
+		return err
 	}
 	r.endProgress()
 	st, err := r.e.Storage()
@@ -93,9 +121,10 @@ func (r *runner) load() error {
 		Engine: r.e.Name(), Phase: "load", LoadVia: cfg.EffectiveLoadVia(), Layout: cfg.Layout, Keys: keys,
 		WriteKeysPerSec: float64(keys) / writeTime.Seconds(), TotalKeysPerSec: float64(keys) / (writeTime + settle).Seconds(),
 		WriteSeconds: writeTime.Seconds(), SettleSeconds: settle.Seconds(), IdleSeconds: idle.Seconds(),
+		WriteCPUSeconds: (p1.cpu - p0.cpu).Seconds(), SettleCPUSeconds: (p2.cpu - p1.cpu).Seconds(), IdleCPUSeconds: (p3.cpu - p2.cpu).Seconds(),
 		TableBytes: st.TableBytes, BytesPerKey: float64(st.TableBytes) / float64(keys),
 		TablesPerLevel: st.TablesPerLevel, BytesByTier: st.BytesByTier, MaxFilterBlockBytes: st.MaxFilterBlockBytes,
-		PeakRSSBytes: rss.finish(),
+		PeakRSSBytes: rss.finish(), Extra: extra,
 	})
 	return nil
 }

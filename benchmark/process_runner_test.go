@@ -53,7 +53,7 @@ func TestProcessArmRows(t *testing.T) {
 		t.Skip("no sh")
 	}
 	cfg := processConfig(t)
-	load := `{"engine":"other","phase":"load","load_via":"write","layout":"full","keys":1000,"table_bytes":5000,"write_cpu_seconds":1.5,"engine_version":"v1","options":"o"}`
+	load := `{"engine":"other","phase":"load","load_via":"write","layout":"full","keys":1000,"table_bytes":5000,"a_field_it_does_not_know":1.5,"engine_version":"v1","options":"o"}`
 	get := `{"engine":"other","phase":"get","layout":"full","cache_bytes":1048576,"threads":2,"ops":10,"ops_per_sec":5,"found_fraction":1,"cpu_us_per_op":2,"engine_version":"v1","options":"o"}`
 	arm := &fakeProcessArm{script: echoRows([]string{load, "", get}, "progress line")}
 	var out, progress bytes.Buffer

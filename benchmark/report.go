@@ -24,7 +24,12 @@ type LoadRow struct {
 	// IdleSeconds is the wait, after the settle, for the work an engine
 	// does once writes stop (bookie-index's idle compaction); not in
 	// TotalKeysPerSec.
-	IdleSeconds         float64 `json:"idle_seconds"`
+	IdleSeconds float64 `json:"idle_seconds"`
+	// WriteCPUSeconds, SettleCPUSeconds and IdleCPUSeconds are the
+	// process's CPU (user + system, from getrusage) in each part.
+	WriteCPUSeconds     float64 `json:"write_cpu_seconds"`
+	SettleCPUSeconds    float64 `json:"settle_cpu_seconds"`
+	IdleCPUSeconds      float64 `json:"idle_cpu_seconds"`
 	TableBytes          int64   `json:"table_bytes"`
 	BytesPerKey         float64 `json:"bytes_per_key"`
 	TablesPerLevel      []int   `json:"tables_per_level"`
@@ -36,6 +41,8 @@ type LoadRow struct {
 	// file mode); empty for this module's engines.
 	EngineVersion string `json:"engine_version,omitempty"`
 	Options       string `json:"options,omitempty"`
+	// Extra holds the engine's write counters (LoadStatser).
+	Extra map[string]float64 `json:"extra,omitempty"`
 }
 
 // OpRow is the result of a get, floor or miss phase at one cache size.
@@ -102,6 +109,12 @@ func (r *reporter) emit(row interface{}) {
 	case LoadRow:
 		fmt.Fprintf(r.w, "\nload (%s%s, %s, via %s): %d keys, %.0f keys/s writing, %.0f keys/s with the compaction settle (%.1fs + %.1fs), then %.1fs idle\n",
 			row.Engine, variant(row.EngineVersion, row.Options), row.Layout, row.LoadVia, row.Keys, row.WriteKeysPerSec, row.TotalKeysPerSec, row.WriteSeconds, row.SettleSeconds, row.IdleSeconds)
+		fmt.Fprintf(r.w, "  CPU %.1fs writing, %.1fs settling, %.1fs idle\n", row.WriteCPUSeconds, row.SettleCPUSeconds, row.IdleCPUSeconds)
+		if x := row.Extra; x != nil {
+			fmt.Fprintf(r.w, "  %.0f flushes (%s), %.0f compactions (%s written, %s more while idle), %.0f write stops\n",
+				x["flushes"], formatMiB(int64(x["flush_bytes"])), x["compactions"], formatMiB(int64(x["compaction_bytes_written"])),
+				formatMiB(int64(x["idle_compaction_bytes_written"])), x["write_stops"])
+		}
 		fmt.Fprintf(r.w, "  tables per level %v, %d table bytes (%.2f bytes/key), peak RSS %s\n",
 			row.TablesPerLevel, row.TableBytes, row.BytesPerKey, formatMiB(row.PeakRSSBytes))
 		fmt.Fprintf(r.w, "  bytes by tier: data %d, index %d, top index %d, filter %d, top filter %d; largest filter block %d\n",

@@ -527,13 +527,52 @@ func (r *runner) deletePhase(cacheBytes int64) (OpRow, error) {
 	}, nil
 }
 
+// profiled runs f under a CPU profile PREFIX-ENGINE-NAME.pprof if
+// --cpuprofile asks for one.
+func (r *runner) profiled(name string, f func() error) error {
+	if r.cfg.CPUProfile == "" {
+		return f()
+	}
+	stop, err := r.startProfile(fmt.Sprintf("%s-%s-%s.pprof", r.cfg.CPUProfile, r.e.Name(), name))
+	if err != nil {
+		return err
+	}
+	err = f()
+	if serr := stop(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// writeAllocProfile writes the allocations so far to
+// PREFIX-ENGINE-NAME-allocs.pprof if --cpuprofile is set.
+func (r *runner) writeAllocProfile(name string) error {
+	if r.cfg.CPUProfile == "" {
+		return nil
+	}
+	path := fmt.Sprintf("%s-%s-%s-allocs.pprof", r.cfg.CPUProfile, r.e.Name(), name)
+	f, err := os.Create(path)
+	if err != nil {
+		return errors.Wrap(err, "benchmark: --cpuprofile")
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return errors.Wrapf(err, "benchmark: --cpuprofile %s", path)
+	}
+	return errors.Wrapf(f.Close(), "benchmark: --cpuprofile %s", path)
+}
+
 // startCPUProfile starts the CPU profile of one measured phase if
 // --cpuprofile asks for it; the returned function stops and writes it.
 func (r *runner) startCPUProfile(phase string, cacheBytes int64) (stop func() error, err error) {
 	if r.cfg.CPUProfile == "" {
 		return func() error { return nil }, nil
 	}
-	name := fmt.Sprintf("%s-%s-%s-%s.pprof", r.cfg.CPUProfile, r.e.Name(), phase, FormatSize(cacheBytes))
+	return r.startProfile(fmt.Sprintf("%s-%s-%s-%s.pprof", r.cfg.CPUProfile, r.e.Name(), phase, FormatSize(cacheBytes)))
+}
+
+// startProfile starts a CPU profile written to name.
+func (r *runner) startProfile(name string) (stop func() error, err error) {
 	f, err := os.Create(name)
 	if err != nil {
 		return nil, errors.Wrap(err, "benchmark: --cpuprofile")
