@@ -2,8 +2,10 @@ package block
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
+	"github.com/cockroachdb/errors"
 )
 
 // Builder accumulates entries, in increasing internal-key order, into one
@@ -30,8 +32,12 @@ type Builder struct {
 	counter  int      // entries since the last restart
 	firstKey []byte
 	lastKey  []byte
-	entries  int
-	out      []byte // Finish's result, reused
+	// prefixLen is the length of the user-key prefix every entry shares:
+	// the keys are sorted, so it is the shortest prefix two consecutive
+	// keys share, kept as entries are added.
+	prefixLen int
+	entries   int
+	out       []byte // Finish's result, reused
 
 	newRestarts []uint32 // Finish's scratch, reused
 }
@@ -54,6 +60,7 @@ func (b *Builder) Reset() {
 	b.firstKey = b.firstKey[:0]
 	b.lastKey = b.lastKey[:0]
 	b.lastValue = b.lastValue[:0]
+	b.prefixLen = 0
 	b.entries = 0
 }
 
@@ -68,14 +75,15 @@ func (b *Builder) LastUserKey() []byte { return b.lastKey }
 
 // PrefixLen returns the length of the user-key prefix shared by every entry
 // added so far (what Finish stores once when the common prefix is on).
-func (b *Builder) PrefixLen() int { return sharedPrefixLen(b.firstKey, b.lastKey) }
+func (b *Builder) PrefixLen() int { return b.prefixLen }
 
-// PrefixLenWith returns what PrefixLen would become if userKey were added.
+// PrefixLenWith returns what PrefixLen would become if userKey, which sorts
+// after every key added, were added.
 func (b *Builder) PrefixLenWith(userKey []byte) int {
 	if b.entries == 0 {
 		return len(userKey)
 	}
-	return min(b.PrefixLen(), sharedPrefixLen(b.firstKey, userKey))
+	return min(b.prefixLen, sharedPrefixLen(b.lastKey, userKey))
 }
 
 // EstimatedSize is the size of the block if finished now, without prefix
@@ -99,9 +107,25 @@ func (b *Builder) EncodedSize() int {
 
 // Add appends an entry. The caller guarantees increasing internal order.
 func (b *Builder) Add(userKey []byte, trailer base.Trailer, value []byte) {
+	b.AddShared(userKey, sharedPrefixLen(b.lastKey, userKey), trailer, value)
+}
+
+// AddShared is Add for a caller that knows the length of the prefix
+// userKey shares with the last key added (SharedPrefixLen of the two; any
+// value when the block is empty).
+func (b *Builder) AddShared(userKey []byte, sharedWithLast int, trailer base.Trailer, value []byte) {
+	if b.entries == 0 {
+		b.prefixLen = len(userKey)
+	} else {
+		if base.InvariantsEnabled && sharedWithLast != sharedPrefixLen(b.lastKey, userKey) {
+			panic(errors.AssertionFailedf("block: AddShared(%q) with %d shared bytes; the last key %q shares %d",
+				userKey, sharedWithLast, b.lastKey, sharedPrefixLen(b.lastKey, userKey)))
+		}
+		b.prefixLen = min(b.prefixLen, sharedWithLast)
+	}
 	shared, vshared := 0, 0
 	if b.counter < b.restartInterval && b.entries > 0 {
-		shared = sharedPrefixLen(b.lastKey, userKey)
+		shared = sharedWithLast
 		if b.ShareValuePrefixes {
 			vshared = sharedPrefixLen(b.lastValue, value)
 		}
@@ -159,9 +183,7 @@ func (b *Builder) Finish() []byte {
 	}
 	prefixLen := 0
 	if b.commonPrefix {
-		// Keys are sorted, so the prefix of all of them is the prefix of
-		// the first and the last.
-		prefixLen = sharedPrefixLen(b.firstKey, b.lastKey)
+		prefixLen = b.prefixLen
 	}
 	out := append(b.out[:0], b.firstKey[:prefixLen]...)
 	newRestarts := b.newRestarts[:0]
@@ -230,13 +252,14 @@ func (b *Builder) Finish() []byte {
 func SharedPrefixLen(a, b []byte) int { return sharedPrefixLen(a, b) }
 
 func sharedPrefixLen(a, b []byte) int {
-	n := len(a)
-	if len(b) < n {
-		n = len(b)
-	}
+	n := min(len(a), len(b))
 	i := 0
-	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
-		i += 8
+	for ; i+8 <= n; i += 8 {
+		// Little-endian loads: the first differing byte is the lowest
+		// set byte of the XOR.
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)>>3
+		}
 	}
 	for i < n && a[i] == b[i] {
 		i++

@@ -57,6 +57,11 @@ type Writer struct {
 	lastIndexTrailer base.Trailer
 	separator        []byte
 
+	keysPerFilter int // keysPerFilterPartition
+	// incompressible counts the data blocks stored raw since the last one
+	// compression shrank (see dataCompression).
+	incompressible int
+
 	lz4     lz4.Compressor
 	scratch []byte
 }
@@ -79,8 +84,11 @@ type pendingFilter struct {
 
 // keysPerFilterPartition is how many keys fill a filter partition of
 // about MetadataBlockSize bytes.
-func (w *Writer) keysPerFilterPartition() int {
-	return max(1, w.opts.MetadataBlockSize*8/w.opts.BloomBitsPerKey)
+func keysPerFilterPartition(o WriterOptions) int {
+	if o.BloomBitsPerKey <= 0 {
+		return 0
+	}
+	return max(1, o.MetadataBlockSize*8/o.BloomBitsPerKey)
 }
 
 // NewWriter returns a writer of a table into f. name is used in errors.
@@ -96,6 +104,8 @@ func NewWriter(f vfs.File, name string, opts WriterOptions) (*Writer, error) {
 		data:      block.NewBuilder(opts.RestartInterval, !opts.DisableCommonPrefix),
 		index:     block.NewBuilder(opts.IndexRestartInterval, !opts.DisableCommonPrefix),
 		rangeDels: block.NewBuilder(1, false),
+
+		keysPerFilter: keysPerFilterPartition(opts),
 	}
 	w.data.ShareValuePrefixes = !opts.DisableValuePrefixes
 	w.data.CompactEntries = !opts.DisableCompactEntries
@@ -126,11 +136,16 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	if w.props.Entries > 0 && base.CompareInternal(w.lastKey, w.lastTr, key.UserKey, key.Trailer) >= 0 {
+	// The prefix the key shares with the last one answers, at once, the
+	// order check, whether it is another version of the same user key,
+	// and whether it shortens the data block's common prefix.
+	shared := block.SharedPrefixLen(w.lastKey, key.UserKey)
+	sameUserKey := shared == len(key.UserKey) && shared == len(w.lastKey)
+	if w.props.Entries > 0 && !increases(w.lastKey, w.lastTr, key.UserKey, key.Trailer, shared) {
 		w.err = errors.AssertionFailedf("sstable: %s: key %q#%d added after %q#%d", w.name, key.UserKey, key.Trailer, w.lastKey, w.lastTr)
 		return w.err
 	}
-	if w.alignsBlockToPrefix(key.UserKey) {
+	if w.alignsBlockToPrefix(shared) {
 		if err := w.finishDataBlock(); err != nil {
 			return err
 		}
@@ -143,8 +158,8 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 		}
 		w.addIndexEntry(w.separator, tr)
 	}
-	if w.filtersEnabled() && !(w.filterHasLast && string(key.UserKey) == string(w.lastKey)) {
-		if w.opts.Layout == LayoutPartitioned && len(w.filterKeys) >= w.keysPerFilterPartition() {
+	if w.filtersEnabled() && !(w.filterHasLast && sameUserKey) {
+		if w.opts.Layout == LayoutPartitioned && len(w.filterKeys) >= w.keysPerFilter {
 			w.cutFilter(appendSeparator(nil, w.lastKey, key.UserKey))
 		}
 		w.filterKeys = append(w.filterKeys, bloom.Hash(key.UserKey))
@@ -161,11 +176,26 @@ func (w *Writer) Add(key base.InternalKey, value []byte) error {
 	w.props.Entries++
 	w.props.RawKeyBytes += uint64(len(key.UserKey))
 	w.props.RawValueBytes += uint64(len(value))
-	w.data.Add(key.UserKey, key.Trailer, value)
+	// The data block's last key is w.lastKey's previous value whenever
+	// the block holds an entry.
+	w.data.AddShared(key.UserKey, shared, key.Trailer, value)
 	if w.data.EncodedSize() >= w.opts.BlockSize {
 		return w.finishDataBlock()
 	}
 	return nil
+}
+
+// increases reports whether (key, tr) sorts strictly after (last, lastTr)
+// in internal order, given the length of the user keys' shared prefix.
+func increases(last []byte, lastTr base.Trailer, key []byte, tr base.Trailer, shared int) bool {
+	switch {
+	case shared < len(last) && shared < len(key):
+		return key[shared] > last[shared]
+	case len(key) != len(last):
+		return len(key) > len(last) // one is a prefix of the other
+	default:
+		return tr < lastTr // the same user key: newer versions first
+	}
 }
 
 func (w *Writer) noteSeqNum(s base.SeqNum) {
@@ -199,7 +229,7 @@ func (w *Writer) AddRangeDeletion(start, end []byte, seq base.SeqNum) error {
 const prefixCutFraction = 2
 
 // alignsBlockToPrefix reports whether the current data block should end
-// before userKey. With the common prefix on, a block already half full
+// before a key that shares shared bytes with the last key added. With the common prefix on, a block already half full
 // ends where its keys' common prefix would shrink — for entry-location keys,
 // at a ledger boundary — so that blocks hold one ledger and store its
 // 14-byte prefix once, and the index separator between them is short
@@ -207,11 +237,37 @@ const prefixCutFraction = 2
 // compact entries a ledger of 5,000 entries is a third of a 64 KiB block,
 // and cutting every ledger made 2.5 times as many index entries as
 // without the prefix.
-func (w *Writer) alignsBlockToPrefix(userKey []byte) bool {
+func (w *Writer) alignsBlockToPrefix(shared int) bool {
 	if w.opts.DisableCommonPrefix || w.data.Empty() || w.data.EncodedSize() < w.opts.BlockSize/prefixCutFraction {
 		return false
 	}
-	return w.data.PrefixLenWith(userKey) < w.data.PrefixLen()
+	// The keys are sorted: the key would shorten the block's prefix iff it
+	// shares less of it with the last key.
+	return shared < w.data.PrefixLen()
+}
+
+// Data blocks that do not compress: after incompressibleRun data blocks
+// in a row that compression did not shrink by an eighth (so they were
+// stored raw), only every probeInterval-th block is compressed, until one
+// shrinks again. Entry-location blocks at the bottom of the tree (compact
+// entries: a few bytes of fresh key and value each) never shrink, and
+// trying cost a fifth of the writer's CPU (BenchmarkWriterAdd/bottom);
+// blocks of a flush (a sequence number each) shrink to 63%, and are
+// always compressed.
+const (
+	incompressibleRun = 4
+	probeInterval     = 16
+)
+
+// dataCompression is the compression to try on the next data block.
+func (w *Writer) dataCompression() Compression {
+	if w.opts.Compression == CompressionNone || w.incompressible < incompressibleRun {
+		return w.opts.Compression
+	}
+	if w.incompressible%probeInterval == 0 {
+		return w.opts.Compression // a probe
+	}
+	return CompressionNone
 }
 
 // finishDataBlock writes the current data block; its index entry waits
@@ -220,9 +276,14 @@ func (w *Writer) finishDataBlock() error {
 	raw := w.data.Finish()
 	w.props.DataBlocks++
 	w.props.DataBytes += uint64(len(raw))
-	h, err := w.writeBlock(raw, w.opts.Compression)
+	h, err := w.writeBlock(raw, w.dataCompression())
 	if err != nil {
 		return err
+	}
+	if h.Length < uint64(len(raw)) {
+		w.incompressible = 0
+	} else {
+		w.incompressible++
 	}
 	w.props.DataStoredBytes += h.Length + blockTrailerSize
 	w.data.Reset()
