@@ -27,10 +27,12 @@ func (b *Batch) AddLocation(ledgerID, entryID, location int64) error {
 	if b.closed {
 		return errors.Wrap(ErrClosed, "entrylocation: Batch.AddLocation on a closed batch")
 	}
-	if err := b.ix.enter("Batch.AddLocation"); err != nil {
+	// Recording touches only the batch: a flag check, as the point reads
+	// do; the engine is entered only to commit (two atomic operations per
+	// location were 5% of a load's CPU).
+	if err := b.ix.enterRead("Batch.AddLocation"); err != nil {
 		return err
 	}
-	defer b.ix.exit()
 	if err := checkWrite(ledgerID, entryID, location); err != nil {
 		return err
 	}
@@ -38,6 +40,10 @@ func (b *Batch) AddLocation(ledgerID, entryID, location int64) error {
 	if b.b.Count() < b.ix.opts.MaxBatchOps {
 		return nil
 	}
+	if err := b.ix.enter("Batch.AddLocation"); err != nil {
+		return err
+	}
+	defer b.ix.exit()
 	return b.flushLocked()
 }
 

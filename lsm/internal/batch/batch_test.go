@@ -532,6 +532,21 @@ func BenchmarkSet(b *testing.B) {
 	}
 }
 
+// BenchmarkSetLarge builds batches of 1M operations, as a checkpoint of
+// a bookie with 1,000 active ledgers writes them (the bench's load).
+func BenchmarkSetLarge(b *testing.B) {
+	key, value := make([]byte, 16), make([]byte, 8)
+	var batch Batch
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%(1<<20) == 0 {
+			batch = Batch{}
+		}
+		binary.BigEndian.PutUint64(key[8:], uint64(i))
+		batch.Set(key, value)
+	}
+}
+
 func BenchmarkDecode(b *testing.B) {
 	var batch Batch
 	key, value := make([]byte, 16), make([]byte, 8)
