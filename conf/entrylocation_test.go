@@ -33,6 +33,7 @@ func TestShippedOptionsFile(t *testing.T) {
 	require.NoError(t, err)
 	want := defaultsWith(func(o *lsm.Options) {
 		o.MaxBackgroundJobs = 32
+		o.MaxSubcompactions = 1
 		o.MaxOpenFiles = -1
 		o.Compression = lsm.LZ4Compression
 		o.WriteBufferSize = 64 << 20
@@ -54,7 +55,6 @@ func TestShippedOptionsFile(t *testing.T) {
 		"[DBOptions] info_log_level=INFO_LEVEL: ignored: RocksDB-only option",
 		"[DBOptions] keep_log_file_num=30: ignored: RocksDB-only option",
 		"[DBOptions] log_file_time_to_roll=86400: ignored: RocksDB-only option",
-		"[DBOptions] max_subcompactions=1: ignored: RocksDB-only option",
 		"[DBOptions] max_total_wal_size=536870912: ignored: RocksDB-only option",
 		"[DBOptions] delete_obsolete_files_period_micros=3600000000: ignored: RocksDB-only option",
 		`[TableOptions/BlockBasedTable "default"] format_version=5: ignored: RocksDB-only option`,
@@ -70,6 +70,7 @@ const everyOptionFile = `
   options_file_version=1.1
 [DBOptions]
   max_background_jobs=7
+  max_subcompactions=3
   max_open_files=500
   max_manifest_file_size=128M
   wal_recovery_mode=kPointInTimeRecovery
@@ -114,6 +115,7 @@ func TestEverySupportedOption(t *testing.T) {
 	require.Empty(t, notes)
 	want := defaultsWith(func(o *lsm.Options) {
 		o.MaxBackgroundJobs = 7
+		o.MaxSubcompactions = 3
 		o.MaxOpenFiles = 500
 		o.MaxManifestFileSize = 128 << 20
 		o.WALRecoveryMode = lsm.WALRecoveryPointInTime
@@ -443,7 +445,7 @@ func TestConfigFileMode(t *testing.T) {
 	require.False(t, opts.StaticLevelBytes)
 	require.False(t, opts.EnableStatistics)
 	require.Equal(t, "dbStorage_rocksDB_writeBufferSizeMB=128: ignored: entryLocationRocksdbConf "+path+" is used instead", notes[len(notes)-1])
-	require.Len(t, notes, 10)
+	require.Len(t, notes, 9)
 
 	// Upstream's test fixture sizes are below RocksDB's minimums, which
 	// RocksDB clips: so does this engine, naming RocksDB's rule.
@@ -509,6 +511,7 @@ func TestRandomOptionsFiles(t *testing.T) {
 	}
 	settings := []setting{
 		intSetting(sectionDB, "max_background_jobs", 1, 256, func(o *lsm.Options, v int64) { o.MaxBackgroundJobs = int(v) }),
+		intSetting(sectionDB, "max_subcompactions", 1, 64, func(o *lsm.Options, v int64) { o.MaxSubcompactions = int(v) }),
 		intSetting(sectionDB, "max_open_files", 16, 100000, func(o *lsm.Options, v int64) { o.MaxOpenFiles = int(v) }),
 		intSetting(sectionDB, "max_manifest_file_size", 64<<10, 1<<40, func(o *lsm.Options, v int64) { o.MaxManifestFileSize = v }),
 		intSetting(sectionCF, "write_buffer_size", 64<<10, 4<<30, func(o *lsm.Options, v int64) { o.WriteBufferSize = v }),

@@ -49,6 +49,7 @@ func sectionSpecs() map[string]map[string]optionSpec {
 func dbOptionSpecs() map[string]optionSpec {
 	m := map[string]optionSpec{
 		"max_background_jobs":    {apply: intOption(func(o *lsm.Options, v int) { o.MaxBackgroundJobs = v })},
+		"max_subcompactions":     {apply: intOption(func(o *lsm.Options, v int) { o.MaxSubcompactions = v })},
 		"max_open_files":         {apply: intOption(func(o *lsm.Options, v int) { o.MaxOpenFiles = v })},
 		"max_manifest_file_size": {apply: int64Option(func(o *lsm.Options, v int64) { o.MaxManifestFileSize = v })},
 		"info_log_level":         {check: checkEnum("DEBUG_LEVEL", "INFO_LEVEL", "WARN_LEVEL", "ERROR_LEVEL", "FATAL_LEVEL", "HEADER_LEVEL")},
@@ -72,7 +73,7 @@ func dbOptionSpecs() map[string]optionSpec {
 		"track_and_verify_wals", "skip_log_error_on_recovery")
 	ignore(m, checkInt,
 		"max_file_opening_threads", "max_total_wal_size", "delete_obsolete_files_period_micros",
-		"max_background_compactions", "max_background_flushes", "max_subcompactions", "max_log_file_size",
+		"max_background_compactions", "max_background_flushes", "max_log_file_size",
 		"log_file_time_to_roll", "keep_log_file_num", "recycle_log_file_num", "table_cache_numshardbits",
 		"WAL_ttl_seconds", "WAL_size_limit_MB", "manifest_preallocation_size", "stats_dump_period_sec",
 		"stats_persist_period_sec", "stats_history_buffer_size", "db_write_buffer_size",

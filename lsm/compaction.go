@@ -3,6 +3,7 @@ package lsm
 import (
 	"bytes"
 	"context"
+	"sync"
 	"time"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
@@ -167,7 +168,9 @@ func (d *DB) runCompaction(ctx context.Context, c *compaction) (err error) {
 // writeCompactionOutputs merges the inputs into new tables of the output
 // level, cut at TargetFileSizeBase between user keys (an intra-L0
 // compaction writes one table). A sliced compaction writes its L0 inputs'
-// keys outside the slice to remainder, one L0 table.
+// keys outside the slice to remainder, one L0 table. A large compaction
+// into a level with several tables is split into key ranges merged in
+// parallel (subcompactionRanges).
 func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs []*manifest.TableMeta, remainder *manifest.TableMeta, err error) {
 	d.mu.Lock()
 	snapshots := d.snapshotSeqsLocked()
@@ -182,51 +185,40 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	d.mu.Unlock()
 	defer v.Unref()
 
-	var children []base.InternalIterator
+	job := &compactionJob{d: d, c: c, snapshots: snapshots, bottommost: bottommost}
 	var ts []rangedel.Tombstone
-	var handles []*tableHandle
 	defer func() {
-		for _, h := range handles {
+		for _, h := range job.handles {
 			d.tableCache.release(h)
 		}
 	}()
 	for _, t := range c.allInputs() {
 		h, err := d.tableCache.get(t.FileNum)
 		if err != nil {
-			for _, it := range children {
-				_ = it.Close()
-			}
 			return nil, nil, err
 		}
-		handles = append(handles, h)
-		children = append(children, h.reader.NewIter(sstable.IterOptions{NoFillCache: true}))
+		job.handles = append(job.handles, h)
+		job.tables = append(job.tables, t)
 		for _, f := range h.tombstones.Fragments() {
 			for _, s := range f.Seqs {
 				ts = append(ts, rangedel.Tombstone{Start: f.Start, End: f.End, Seq: s})
 			}
 		}
 	}
-	merged := merge.NewIter(children...)
-	defer func() {
-		if cerr := merged.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-	}()
 	ci := &compactionIter{snapshots: snapshots, bottommost: bottommost}
-	var frags, remFrags []rangedel.Fragment
 	if len(ts) > 0 {
 		all := rangedel.BuildSet(ts).Fragments()
-		frags = ci.outputTombstones(all)
+		job.frags = ci.outputTombstones(all)
 		if c.sliced {
 			// The slice's tombstones go down; the others stay in L0, where
 			// they still delete data below.
-			frags = rangedel.Truncate(frags, c.sliceLo, c.sliceHi)
+			job.frags = rangedel.Truncate(job.frags, c.sliceLo, c.sliceHi)
 			kept := (&compactionIter{snapshots: snapshots}).outputTombstones(all)
 			if c.sliceLo != nil {
-				remFrags = rangedel.Truncate(kept, nil, c.sliceLo)
+				job.remFrags = rangedel.Truncate(kept, nil, c.sliceLo)
 			}
 			if c.sliceHi != nil {
-				remFrags = append(remFrags, rangedel.Truncate(kept, c.sliceHi, nil)...)
+				job.remFrags = append(job.remFrags, rangedel.Truncate(kept, c.sliceHi, nil)...)
 			}
 		}
 	}
@@ -242,11 +234,99 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		ts = append(ts, external...)
 	}
 	if len(ts) > 0 {
-		ci.tombs = rangedel.BuildSet(ts)
+		job.tombs = rangedel.BuildSet(ts)
 	}
 
+	ranges := d.subcompactionRanges(c)
+	if len(ranges) <= 1 {
+		return job.run(ctx, keyRange{lo: c.sliceLo, hi: c.sliceHi}, false)
+	}
+	// Each range is merged by its own goroutine into its own tables; the
+	// first failure cancels the others, and every table written is removed.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make([][]*manifest.TableMeta, len(ranges))
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for i, r := range ranges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], _, errs[i] = job.run(ctx, r, true)
+			if errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, tables := range results {
+		outputs = append(outputs, tables...)
+	}
+	// The error to report: the first that is not another range's
+	// cancellation. Each range removed its own tables when it failed.
+	var failed error
+	for _, err := range errs {
+		if err != nil && (failed == nil || errors.Is(failed, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			failed = err
+		}
+	}
+	if failed != nil {
+		for _, t := range outputs {
+			d.removeFile(manifest.FilePath(d.dir, manifest.FileKindTable, t.FileNum))
+		}
+		return nil, nil, failed
+	}
+	d.metrics.subcompactions.Add(int64(len(ranges)))
+	return outputs, nil, nil
+}
+
+// keyRange is [lo, hi) of user keys; nil bounds are open.
+type keyRange struct{ lo, hi []byte }
+
+// compactionJob is what the key ranges of one compaction share: the input
+// tables (held open), the snapshots, the tombstones that delete input
+// entries and those to write.
+type compactionJob struct {
+	d          *DB
+	c          *compaction
+	snapshots  []base.SeqNum
+	bottommost bool
+	tables     []*manifest.TableMeta
+	handles    []*tableHandle // tables' readers, in the same order
+	tombs      *rangedel.Set  // deletes input entries (read only: shared)
+	// frags are the tombstones to write (clipped to each output's
+	// bounds); remFrags those a sliced compaction leaves in L0.
+	frags, remFrags []rangedel.Fragment
+}
+
+// run merges the inputs' keys in r into new tables. A sliced compaction
+// (run for the whole key space) also returns the remainder of its L0
+// inputs outside the slice. With bounded, r is one range of a split
+// compaction: only the tables overlapping it are read, from r.lo, up to
+// r.hi.
+func (j *compactionJob) run(ctx context.Context, r keyRange, bounded bool) (outputs []*manifest.TableMeta, remainder *manifest.TableMeta, err error) {
+	d, c := j.d, j.c
+	var children []base.InternalIterator
+	for i, t := range j.tables {
+		if bounded && !overlapsRange(t, r) {
+			continue
+		}
+		opts := sstable.IterOptions{NoFillCache: true}
+		if bounded {
+			opts.LowerBound = r.lo
+		}
+		children = append(children, j.handles[i].reader.NewIter(opts))
+	}
+	merged := merge.NewIter(children...)
+	defer func() {
+		if cerr := merged.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	ci := &compactionIter{snapshots: j.snapshots, bottommost: j.bottommost, tombs: j.tombs}
+
 	var out, rem *tableOutput
-	lower := c.sliceLo // first key of the current output; nil for the first
+	lower := r.lo // first key of the current output; nil for the first
 	abort := func(err error) ([]*manifest.TableMeta, *manifest.TableMeta, error) {
 		for _, o := range []*tableOutput{out, rem} {
 			if o != nil {
@@ -264,7 +344,7 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 		return d.newTableOutput()
 	}
 	finish := func(upper []byte) error {
-		if err := out.addTombstones(rangedel.Truncate(frags, lower, upper)); err != nil {
+		if err := out.addTombstones(rangedel.Truncate(j.frags, lower, upper)); err != nil {
 			return err
 		}
 		meta, err := out.finish()
@@ -281,13 +361,16 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	n := 0
 	in := newCompactionInput(d, ci, merged)
 	// Keys outside the slice stay in L0: not at the bottom of the tree.
-	in.onKey = func(k []byte) { ci.bottommost = bottommost && c.inSlice(k) }
+	in.onKey = func(k []byte) { ci.bottommost = j.bottommost && c.inSlice(k) }
 	for k, tr, v, ok := in.First(); ok; k, tr, v, ok = in.Next() {
 		if in.steps >= n+1024 { // every 1024 input entries
 			n = in.steps
 			if ctx.Err() != nil {
 				return abort(errors.Wrap(ctx.Err(), "lsm: compaction cancelled"))
 			}
+		}
+		if bounded && r.hi != nil && bytes.Compare(k, r.hi) >= 0 {
+			break
 		}
 		if !c.inSlice(k) {
 			if rem == nil {
@@ -319,23 +402,23 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	if err := merged.Error(); err != nil {
 		return abort(err)
 	}
-	if out == nil && len(frags) > 0 {
+	if out == nil && len(rangedel.Truncate(j.frags, r.lo, r.hi)) > 0 {
 		if out, err = newOutput(); err != nil {
 			return abort(err)
 		}
 	}
 	if out != nil {
-		if err := finish(c.sliceHi); err != nil {
+		if err := finish(r.hi); err != nil {
 			return abort(err)
 		}
 	}
-	if rem == nil && len(remFrags) > 0 {
+	if rem == nil && len(j.remFrags) > 0 {
 		if rem, err = newOutput(); err != nil {
 			return abort(err)
 		}
 	}
 	if rem != nil {
-		if err := rem.addTombstones(remFrags); err != nil {
+		if err := rem.addTombstones(j.remFrags); err != nil {
 			return abort(err)
 		}
 		remainder, err = rem.finish()

@@ -31,6 +31,7 @@ func (d *DB) Settings() []Setting {
 		s("dynamicLevelBytes", !o.StaticLevelBytes),
 		s("idleCompactionDelay", idleDelay(o.IdleCompactionDelay)),
 		s("maxBackgroundJobs", o.MaxBackgroundJobs),
+		s("maxSubcompactions", o.MaxSubcompactions),
 		s("maxOpenFiles", o.MaxOpenFiles),
 		s("maxManifestFileSize", o.MaxManifestFileSize),
 		s("walRecoveryMode", o.WALRecoveryMode),

@@ -21,6 +21,7 @@ type dbMetrics struct {
 	flushes, flushBytes              atomic.Int64
 	compactions, compactionBytesIn   atomic.Int64
 	compactionBytesOut, trivialMoves atomic.Int64
+	subcompactions                   atomic.Int64
 	filesDeleted                     atomic.Int64
 	mergeNanos                       atomic.Int64
 	readPathTombsInserted            atomic.Int64
@@ -95,6 +96,10 @@ type Metrics struct {
 	CompactionBytesIn  int64
 	CompactionBytesOut int64
 	TrivialMoves       int64
+	// Subcompactions counts the key ranges of compactions split to run in
+	// parallel (Options.MaxSubcompactions); a compaction not split counts
+	// none.
+	Subcompactions     int64
 	CompactionsRunning int
 	// WriteAmplification is (flush + compaction bytes written) / flush
 	// bytes.
@@ -164,7 +169,7 @@ func (d *DB) Metrics() Metrics {
 	c := &d.metrics
 	m.ImmutableFlushes, m.FlushBytes = c.flushes.Load(), c.flushBytes.Load()
 	m.Compactions, m.CompactionBytesIn, m.CompactionBytesOut = c.compactions.Load(), c.compactionBytesIn.Load(), c.compactionBytesOut.Load()
-	m.TrivialMoves = c.trivialMoves.Load()
+	m.TrivialMoves, m.Subcompactions = c.trivialMoves.Load(), c.subcompactions.Load()
 	if m.FlushBytes > 0 {
 		m.WriteAmplification = float64(m.FlushBytes+m.CompactionBytesOut) / float64(m.FlushBytes)
 	}
