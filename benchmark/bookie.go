@@ -110,6 +110,7 @@ func (e *BookieEngine) LoadStats() map[string]float64 {
 		"flushes": float64(m.ImmutableFlushes), "flush_bytes": float64(m.FlushBytes),
 		"compactions": float64(m.Compactions), "compaction_bytes_written": float64(m.CompactionBytesOut),
 		"trivial_moves": float64(m.TrivialMoves), "write_stops": float64(m.WriteStops), "write_slowdowns": float64(m.WriteSlowdowns),
+		"subcompactions": float64(m.Subcompactions), "wal_syncs": float64(m.WALSyncs), "wal_sync_seconds": float64(m.WALSyncNanos) / 1e9,
 	}
 }
 
