@@ -312,6 +312,7 @@ func (d *DB) switchMemTableLocked(minSize int64) error {
 		// Nothing to flush: its WAL can go once its writers are done.
 		d.bgWG.Add(1)
 		go d.removeWAL(old)
+		old.unref() // no longer listed (no writer charged it)
 	}
 	d.mu.mem = d.newMemTable(max(minSize, d.opts.WriteBufferSize), walNum)
 	d.mu.wal = w
@@ -322,7 +323,7 @@ func (d *DB) switchMemTableLocked(minSize int64) error {
 
 // newMemTable makes a memtable whose budget is size bytes of charges.
 func (d *DB) newMemTable(size int64, walNum uint64) *memTable {
-	m := newMemTable(int64(float64(size)*memArenaSlack)+1<<16, walNum)
+	m := newMemTable(int64(float64(size)*memArenaSlack)+1<<16, walNum, &d.spareMem)
 	m.budget = size
 	return m
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/cache"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
 	"github.com/bookie-index/bookie-index/lsm/internal/sstable"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
 	"github.com/cockroachdb/errors"
@@ -69,6 +70,9 @@ type DB struct {
 	// readState is the current read state (see loadReadState); replaced
 	// under mu.
 	readState atomic.Pointer[readState]
+	// spareMem is the memtable last released by every holder, whose arena
+	// the next memtable of its size is built in (see memTable.unref).
+	spareMem atomic.Pointer[memtable.Memtable]
 	// getScratch pools GetAppend's scratch (see getScratch); stripes
 	// numbers new scratches round-robin over the read stripes.
 	getScratch sync.Pool

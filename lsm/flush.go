@@ -126,6 +126,7 @@ func (d *DB) flushMemTable(m *memTable) error {
 	d.removeOrphansLocked()
 	d.mu.imm = d.mu.imm[1:]
 	d.updateReadStateLocked()
+	m.unref() // no longer listed
 	d.metrics.flushes.Add(1)
 	if meta != nil {
 		d.metrics.flushBytes.Add(int64(meta.Size))

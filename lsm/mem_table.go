@@ -8,6 +8,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
 	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
 	"github.com/bookie-index/bookie-index/lsm/internal/rangedel"
+	"github.com/cockroachdb/errors"
 )
 
 // memTable is a memtable with what the DB tracks about it: the WAL that
@@ -16,6 +17,15 @@ import (
 type memTable struct {
 	mt     *memtable.Memtable
 	walNum uint64
+
+	// refs counts the holders of the memtable: its place in the DB's
+	// mutable or immutable memtables (one), and every read state listing
+	// it that is not freed. Readers reach a memtable only through a read
+	// state, and writers only while it is listed, so at zero nothing can
+	// reach it: its arena goes to the DB's spare (recycle), for the next
+	// memtable to be built in.
+	refs    atomic.Int32
+	recycle *atomic.Pointer[memtable.Memtable]
 
 	// budget is the charge the memtable accepts; charged what batches
 	// have reserved so far (guarded by the DB's commitMu).
@@ -48,10 +58,34 @@ type memTombstones struct {
 	set   *rangedel.Set
 }
 
-func newMemTable(size int64, walNum uint64) *memTable {
-	m := &memTable{mt: memtable.New(int(size)), walNum: walNum}
+// newMemTable returns a memtable whose arena holds size bytes, built in
+// the arena of the spare memtable, if any, when it has that size; its
+// reference is the DB's list's.
+func newMemTable(size int64, walNum uint64, spare *atomic.Pointer[memtable.Memtable]) *memTable {
+	var mt *memtable.Memtable
+	if spare != nil {
+		mt = memtable.Recycle(spare.Swap(nil), int(size))
+	} else {
+		mt = memtable.New(int(size))
+	}
+	m := &memTable{mt: mt, walNum: walNum, recycle: spare}
+	m.refs.Store(1)
 	m.drained = sync.NewCond(&m.writersMu)
 	return m
+}
+
+// ref adds a holder.
+func (m *memTable) ref() { m.refs.Add(1) }
+
+// unref drops a holder; the last one gives the arena to the DB's spare.
+func (m *memTable) unref() {
+	if n := m.refs.Add(-1); n > 0 || m.recycle == nil {
+		return
+	} else if n < 0 {
+		panic(errors.AssertionFailedf("lsm: memtable of WAL %d released once too often", m.walNum))
+	}
+	m.recycle.Store(m.mt)
+	m.mt = nil
 }
 
 // reserve registers a writer that will apply a batch later.

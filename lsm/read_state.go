@@ -8,7 +8,8 @@ import (
 
 // readState is what a read sees: the memtables, newest first, and the
 // version of the tables. Reads take a reference so that the tables of the
-// version are not deleted under them; memtables are garbage collected.
+// version are not deleted under them, and their memtables' arenas are not
+// recycled under them (memTable.refs).
 //
 // References come in two kinds. refs counts the DB's own (held while the
 // state is current) and those of longer reads (iterators, floors, checks).
@@ -63,6 +64,11 @@ func (rs *readState) maybeFree() {
 	}
 	if rs.freed.CompareAndSwap(false, true) {
 		rs.version.Unref()
+		for _, m := range rs.memtables {
+			if m != nil {
+				m.unref()
+			}
+		}
 	}
 }
 
@@ -108,6 +114,11 @@ func (d *DB) updateReadStateLocked() {
 	rs.memtables = append(rs.memtables, d.mu.mem)
 	for i := len(d.mu.imm) - 1; i >= 0; i-- {
 		rs.memtables = append(rs.memtables, d.mu.imm[i])
+	}
+	for _, m := range rs.memtables {
+		if m != nil { // (no memtable yet while Open replays the WALs)
+			m.ref()
+		}
 	}
 	rs.refs.Store(1)
 	old := d.readState.Swap(rs)

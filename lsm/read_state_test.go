@@ -110,3 +110,45 @@ func TestGetsReleaseReadStates(t *testing.T) {
 	_, err = d.Get(entryKey(0, 1))
 	require.False(t, errors.Is(err, ErrNotFound))
 }
+
+// TestMemTableArenaRecycledWhenUnreachable: a flushed memtable's arena is
+// recycled only once no read state lists it. An iterator opened on it
+// keeps reading its values while many later memtables come and go (built
+// in recycled arenas); once it closes, the memtable's arena is released
+// too, and the next memtable of its size is built in a recycled arena.
+func TestMemTableArenaRecycledWhenUnreachable(t *testing.T) {
+	d, err := Open("db", smallOptions(NewMemFS()))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, d.Close()) }()
+	value := func(l, e uint64) []byte { return entryKey(l*7, e*3)[4:12] }
+	write := func(l uint64) {
+		var b Batch
+		for e := uint64(0); e < 300; e++ {
+			b.Set(entryKey(l, e), value(l, e))
+		}
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+	write(0)
+	it, err := d.NewIter(nil)
+	require.NoError(t, err)
+	held := it.s.rs.memtables[0]
+	require.NoError(t, d.Flush())
+	for l := uint64(1); l < 60; l++ { // many switches and flushes
+		write(l)
+		if l%5 == 0 {
+			require.NoError(t, d.Flush())
+		}
+	}
+	require.NoError(t, d.Flush())
+	require.NotNil(t, held.mt, "recycled while an iterator lists it")
+	e := uint64(0)
+	for ok := it.First(); ok; ok = it.Next() {
+		require.Equal(t, string(entryKey(0, e)), string(it.Key()))
+		require.Equal(t, string(value(0, e)), string(it.Value()))
+		e++
+	}
+	require.Equal(t, uint64(300), e)
+	require.NoError(t, it.Close())
+	require.Nil(t, held.mt, "the last reader gone, its arena is recycled")
+	require.NotNil(t, d.spareMem.Load())
+}

@@ -17,6 +17,8 @@
 // a node and means "nil". The arena only grows (a bump allocator); nothing is
 // freed before the whole skiplist is dropped, which is what makes lock-free
 // reads simple: a node a reader has reached stays valid for the list's life.
+// Once nothing can reach a memtable any more, Recycle builds the next one
+// in its arena, whose pages are then resident already.
 // Because offsets are uint32, an arena holds at most 4 GiB.
 //
 // Each entry is one arena allocation, aligned to 8 bytes (h is the node's

@@ -245,3 +245,43 @@ func TestMemtableGetDoesNotAllocate(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// TestRecycle: a memtable built in a used arena is empty and behaves as a
+// new one (random inserts of every height, checked against a model, and
+// range tombstones), whatever the arena held; an arena of another size is
+// not reused.
+func TestRecycle(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	g := newKeyGen(rng)
+	const size = 1 << 20
+	var m *Memtable
+	for round := 0; round < 4; round++ {
+		old := m
+		m = Recycle(m, size)
+		if old != nil {
+			require.Same(t, old.arena, m.arena, "round %d: the arena is reused", round)
+		}
+		require.True(t, m.Empty())
+		require.Equal(t, arenaReserved+2*headNodeSize, m.ApproximateSize())
+		var it Iterator
+		m.InitPointIter(&it)
+		require.False(t, it.First())
+		m.InitRangeDelIter(&it)
+		require.False(t, it.First())
+
+		var b modelBuilder
+		for i := 0; i < 3000; i++ {
+			e := entry{g.key(), base.MakeTrailer(base.SeqNum(i+1), base.KindSet), []byte(fmt.Sprint(round, i))}
+			if b.insert(e) {
+				require.NoError(t, m.points.Add(e.key, e.trailer, e.value))
+			}
+		}
+		require.NoError(t, m.Add(5000, base.KindRangeDelete, []byte("a"), []byte("b")))
+		checkList(t, b.sorted(), m.points, g, 100)
+		checkStructure(t, m.points)
+		checkStructure(t, m.rangeDels)
+		require.Equal(t, 1, m.rangeDels.Count())
+	}
+	require.NotSame(t, m.arena, Recycle(m, 2*size).arena, "another size: a new arena")
+	require.NotNil(t, Recycle(nil, size))
+}

@@ -38,7 +38,8 @@ func MaxEntrySize(keyLen, valueLen int) int {
 }
 
 // newNode allocates a node of the given height holding key, trailer and
-// value, with every tower slot nil. It returns false, allocating nothing,
+// value; its tower slots are nil in a fresh arena and stale in a recycled
+// one (Recycle), and the caller sets them. It returns false, allocating nothing,
 // when the arena cannot hold it. The node is not yet reachable by readers.
 func (a *arena) newNode(height int, key []byte, trailer base.Trailer, value []byte) (uint32, bool) {
 	n := nodeSize(height) + uint64(len(key)) + uint64(len(value))
@@ -51,8 +52,8 @@ func (a *arena) newNode(height int, key []byte, trailer base.Trailer, value []by
 	binary.LittleEndian.PutUint32(b[nodeKeySizeOffset:], uint32(len(key)))
 	binary.LittleEndian.PutUint32(b[nodeValueSizeOffset:], uint32(len(value)))
 	binary.LittleEndian.PutUint32(b[nodeHeightOffset:], uint32(height))
-	// The arena is zeroed at allocation and never reused, so the tower slots
-	// are already nil; they are set before the node is published.
+	// The tower slots are set by Add before the node is published (a
+	// recycled arena holds old bytes there).
 	keyStart := nodeSize(height)
 	copy(b[keyStart:], key)
 	copy(b[keyStart+uint64(len(key)):], value)
