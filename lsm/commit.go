@@ -128,12 +128,24 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	return nil
 }
 
-// applyToMemTable inserts a committed batch.
+// applyToMemTable inserts a committed batch. A batch of sorted point
+// entries after everything in the memtable (a checkpoint's locations, in
+// a memtable that took the previous ones) is appended in one pass
+// (memtable.AddSorted); any other is inserted entry by entry.
 func (d *DB) applyToMemTable(m *memTable, b *batch.Batch) error {
 	r := b.Reader()
 	seq := b.SeqNum()
 	m.applyMu.Lock()
 	defer m.applyMu.Unlock()
+	sr := b.Reader()
+	added, err := m.mt.AddSorted(seq, &sr)
+	if err != nil {
+		return errors.Wrap(err, "lsm: decoding a batch being applied")
+	}
+	if added {
+		m.noteSeqNum(seq + base.SeqNum(b.Count()) - 1)
+		return nil
+	}
 	for {
 		kind, key, value, ok, err := r.Next()
 		if err != nil {

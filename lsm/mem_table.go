@@ -122,10 +122,16 @@ func (m *memTable) add(seq base.SeqNum, kind base.Kind, key, value []byte) error
 	if kind == base.KindRangeDelete {
 		m.rangeDels.Add(1)
 	}
+	m.noteSeqNum(seq)
+	return nil
+}
+
+// noteSeqNum records that an entry with sequence number seq was applied.
+func (m *memTable) noteSeqNum(seq base.SeqNum) {
 	for {
 		cur := m.maxSeq.Load()
 		if uint64(seq) <= cur || m.maxSeq.CompareAndSwap(cur, uint64(seq)) {
-			return nil
+			return
 		}
 	}
 }

@@ -91,6 +91,12 @@ func (a *arena) next(nd uint32, level int) uint32 {
 	return a.loadUint32(nd + nodeTowerOffset + uint32(level)*towerSlotSize)
 }
 
+// setNextUnpublished is setNext for a node no reader can reach yet: a
+// plain store, made visible by the atomic store that later publishes it.
+func (a *arena) setNextUnpublished(nd uint32, level int, succ uint32) {
+	binary.LittleEndian.PutUint32(a.buf[nd+nodeTowerOffset+uint32(level)*towerSlotSize:], succ)
+}
+
 // setNext points nd's tower at level to succ. Storing into a published node
 // is what makes succ visible to readers at that level.
 func (a *arena) setNext(nd uint32, level int, succ uint32) {

@@ -314,3 +314,92 @@ func (s *Skiplist) last() uint32 {
 	}
 	return nd
 }
+
+// addSorted appends a run of entries that all sort after the list's last
+// entry, without searching or comparing with the list: each node is linked
+// after the last node of each level of its tower, with plain stores while
+// the run is unreachable, and the run is published with one atomic store
+// per level, bottom-up, once every node is complete (see
+// Memtable.AddSorted). next yields the run, ending it by returning ok
+// false or refusing it by returning refused. addSorted returns false, with
+// the list unchanged and no arena byte kept, when the run is refused, does
+// not sort strictly increasing after the list's last entry, or does not
+// fit in the arena.
+//
+// REQUIRES: no other goroutine is in Add on this list or on a list sharing
+// its arena.
+func (s *Skiplist) addSorted(next func() (key []byte, trailer base.Trailer, value []byte, ok, refused bool)) bool {
+	a := s.arena
+	// The last node of every level: where the run's towers attach.
+	var tail [maxHeight]uint32
+	listHeight := int(s.height.Load())
+	nd := s.head
+	for l := listHeight - 1; l >= 0; l-- {
+		for succ := a.next(nd, l); succ != 0; succ = a.next(nd, l) {
+			nd = succ
+		}
+		tail[l] = nd
+	}
+	for l := listHeight; l < maxHeight; l++ {
+		tail[l] = s.head
+	}
+	prev := tail[0] // the list's last node, or the head when it is empty
+	mark := a.used.Load()
+	var first, last [maxHeight]uint32
+	height := 0
+	n := 0
+	for ; ; n++ {
+		key, trailer, value, ok, refused := next()
+		if refused || (ok && prev != s.head && s.compareToNode(key, trailer, prev) <= 0) {
+			s.rollback(mark)
+			return false
+		}
+		if !ok {
+			break
+		}
+		h := s.randomHeight()
+		nd, ok := a.newNode(h, key, trailer, value)
+		if !ok {
+			s.rollback(mark)
+			return false
+		}
+		for l := 0; l < h; l++ {
+			if last[l] == 0 {
+				first[l] = nd
+			} else {
+				// Not reachable yet: a plain store, published by the
+				// atomic stores below.
+				a.setNextUnpublished(last[l], l, nd)
+			}
+			last[l] = nd
+		}
+		height = max(height, h)
+		prev = nd
+	}
+	if n == 0 {
+		return true
+	}
+	// The run's last node at each level ends that level (a recycled arena
+	// holds old bytes in its tower).
+	for l := 0; l < height; l++ {
+		a.setNextUnpublished(last[l], l, 0)
+	}
+	// Publish bottom-up, as Add links a node: a node reachable at a level
+	// is reachable at every level below. The list height is raised last, so
+	// a search that starts at a new level finds it linked.
+	for l := 0; l < height; l++ {
+		a.setNext(tail[l], l, first[l])
+	}
+	if uint32(height) > s.height.Load() {
+		s.height.Store(uint32(height))
+	}
+	s.count.Add(int64(n))
+	s.spliceValid = false
+	return true
+}
+
+// rollback frees the arena bytes allocated since mark, which no reader can
+// reach.
+func (s *Skiplist) rollback(mark uint32) {
+	s.arena.used.Store(mark)
+}
