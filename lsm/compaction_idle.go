@@ -39,10 +39,11 @@ type idleState struct {
 }
 
 // armIdleCompactionLocked starts the idle timer when the tree has settled
-// with tables in L0. d.mu must be held.
+// with tables in L0, or with a spare memtable arena to give back (see
+// idleTimerFired). d.mu must be held.
 func (d *DB) armIdleCompactionLocked(v *manifest.Version) {
 	s := &d.mu.idle
-	if d.opts.IdleCompactionDelay <= 0 || s.timer != nil || s.due || v.NumTables(0) == 0 {
+	if d.opts.IdleCompactionDelay <= 0 || s.timer != nil || s.due || v.NumTables(0) == 0 && d.spareMem.Load() == nil {
 		return
 	}
 	s.seq, s.quiet = d.visibleSeq.Load(), 0
@@ -72,6 +73,9 @@ func (d *DB) idleTimerFired() {
 		return
 	}
 	s.timer, s.due = nil, true
+	// No memtable switch is coming soon: the spare arena goes back to the
+	// system (it is unmapped once collected) instead of staying resident.
+	d.spareMem.Store(nil)
 	d.maybeScheduleCompactionLocked()
 }
 

@@ -83,3 +83,25 @@ func TestIdleCompactionAfterClose(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "1", string(v))
 }
+
+// TestIdleDropsSpareArena: the arena of a flushed memtable is kept for the
+// next memtable while writes go on, and given back once the index has had
+// no write for the idle delay, even with nothing in L0 to compact.
+func TestIdleDropsSpareArena(t *testing.T) {
+	opts := smallOptions(NewMemFS())
+	opts.IdleCompactionDelay = 100 * time.Millisecond
+	d, err := Open("db", opts)
+	require.NoError(t, err)
+	defer d.Close()
+	var b Batch
+	for i := range 2000 {
+		b.Reset()
+		b.Set([]byte(matrixKey(i)), []byte(matrixValue(i)))
+		require.NoError(t, d.Apply(&b, NoSync))
+	}
+	require.NoError(t, d.Flush())
+	require.NoError(t, d.Compact(t.Context(), nil, nil)) // L0 empty: no idle compaction to wait for
+	require.Zero(t, l0Tables(d))
+	require.NotNil(t, d.spareMem.Load(), "a flushed memtable's arena is kept")
+	waitUntil(t, "the spare arena given back", func() bool { return d.spareMem.Load() == nil })
+}
