@@ -84,6 +84,9 @@ func (m *memTable) unref() {
 	} else if n < 0 {
 		panic(errors.AssertionFailedf("lsm: memtable of WAL %d released once too often", m.walNum))
 	}
+	if base.InvariantsEnabled {
+		memtable.Poison(m.mt) // a reader still holding it reads garbage
+	}
 	m.recycle.Store(m.mt)
 	m.mt = nil
 }

@@ -41,8 +41,10 @@ func New(size int) *Memtable {
 // the arena's memory is resident already, where a new one costs zeroing
 // and a page fault per 4 KiB as it fills (an insert of a 16-byte key took
 // 73 ns of CPU in a new arena, 54 in a recycled one; go test
-// ./lsm/internal/memtable -bench AddFresh -benchtime 8000000x). m must be unreachable: no reader or writer may use it, or a
-// slice it returned, again.
+// ./lsm/internal/memtable -bench AddFresh -benchtime 8000000x). m must be
+// unreachable: no reader or writer may use it, or a slice it returned,
+// again. Nothing of m's bytes is relied on beyond the head nodes, which
+// are cleared: m may have been poisoned (Poison).
 func Recycle(m *Memtable, size int) *Memtable {
 	minSize := arenaReserved + 2*headNodeSize
 	if m == nil || m.arena.capacity() != arenaSizeFor(size, minSize) {
@@ -54,6 +56,25 @@ func Recycle(m *Memtable, size int) *Memtable {
 	clear(a.buf[:minSize])
 	a.used.Store(arenaReserved)
 	return &Memtable{arena: a, points: newSkiplistInArena(a), rangeDels: newSkiplistInArena(a)}
+}
+
+// poisonByte fills a released arena (Poison): tower slots read from it
+// point far past any arena's end, and keys and values read from it are
+// recognisably not written data.
+const poisonByte = 0xdb
+
+// Poison overwrites every byte m's entries occupy, so that a reader that
+// reaches m after its release (a missing reference: see Recycle) fails
+// loudly, where a recycled arena would hand it another memtable's entries.
+// The engine calls it in invariants builds when the last holder releases
+// m; the race detector reports such a reader too (Poison's plain writes
+// against its atomic loads). m must be unreachable, as for Recycle.
+func Poison(m *Memtable) {
+	a := m.arena
+	b := a.buf[arenaReserved:a.used.Load()]
+	for i := range b {
+		b[i] = poisonByte
+	}
 }
 
 // Add records one write: a Set, Delete or Merge of key, or, for KindRangeDelete, the

@@ -78,6 +78,7 @@ func TestAddSortedLinksARun(t *testing.T) {
 			for i := 0; i < n; i++ {
 				require.NoError(t, m.Add(base.SeqNum(i+1), base.KindSet, g.key(), bytes.Repeat([]byte{0xff}, 16)))
 			}
+			Poison(m)
 			m = Recycle(m, n*80+1<<16)
 			added, err := m.AddSorted(100, &opList{ops: ops})
 			require.NoError(t, err)
