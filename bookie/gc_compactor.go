@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -52,13 +53,7 @@ func (d *DirStorage) compactLogsLocked(threshold float64, maxTime time.Duration,
 		}
 	}
 	slices.SortFunc(cands, func(a, b candidate) int {
-		switch {
-		case a.usage < b.usage:
-			return -1
-		case a.usage > b.usage:
-			return 1
-		}
-		return int(a.id - b.id)
+		return cmp.Or(cmp.Compare(a.usage, b.usage), cmp.Compare(a.id, b.id))
 	})
 	var deadline time.Time
 	if maxTime > 0 {

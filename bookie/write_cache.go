@@ -1,6 +1,8 @@
 package bookie
 
 import (
+	"cmp"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -124,27 +126,14 @@ func (c *writeCache) sortedEntries() []cachedEntry {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	out := make([]cachedEntry, 0, c.count)
-	ledgers := make([]int64, 0, len(c.ledgers))
-	for id := range c.ledgers {
-		ledgers = append(ledgers, id)
-	}
-	slices.Sort(ledgers)
-	for _, ledgerID := range ledgers {
+	for _, ledgerID := range slices.Sorted(maps.Keys(c.ledgers)) {
 		l := c.ledgers[ledgerID]
 		start := len(out)
 		for entryID, p := range l.entries {
 			out = append(out, cachedEntry{ledgerID, entryID, p})
 		}
 		part := out[start:]
-		slices.SortFunc(part, func(a, b cachedEntry) int {
-			switch {
-			case a.entryID < b.entryID:
-				return -1
-			case a.entryID > b.entryID:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(part, func(a, b cachedEntry) int { return cmp.Compare(a.entryID, b.entryID) })
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package entrylog
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/crc32"
 	"os"
@@ -79,15 +80,7 @@ func metadataFromUsage(id, size int64, usage map[int64]int64) *Metadata {
 	for ledger, n := range usage {
 		m.Ledgers = append(m.Ledgers, LedgerUsage{LedgerID: ledger, Bytes: n})
 	}
-	slices.SortFunc(m.Ledgers, func(a, b LedgerUsage) int {
-		switch {
-		case a.LedgerID < b.LedgerID:
-			return -1
-		case a.LedgerID > b.LedgerID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(m.Ledgers, func(a, b LedgerUsage) int { return cmp.Compare(a.LedgerID, b.LedgerID) })
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -580,7 +581,7 @@ func ingestInto(path string, opts *lsm.Options, tables []string) error {
 func (m *migration) writeLedgers(path string, ledgers map[int64]ondisk.LedgerInfo) error {
 	var tables []string
 	if len(ledgers) > 0 {
-		ids := sortedIDs(ledgers)
+		ids := slices.Sorted(maps.Keys(ledgers))
 		p := filepath.Join(m.tmp, "ledgers-000000.sst")
 		w, err := lsm.CreateTable(m.o.FS, p, m.ledgersOpt.TableOptions())
 		if err != nil {
@@ -599,15 +600,6 @@ func (m *migration) writeLedgers(path string, ledgers map[int64]ondisk.LedgerInf
 		tables = append(tables, p)
 	}
 	return ingestInto(path, &m.ledgersOpt, tables)
-}
-
-func sortedIDs(ledgers map[int64]ondisk.LedgerInfo) []int64 {
-	ids := make([]int64, 0, len(ledgers))
-	for id := range ledgers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }
 
 // verifyLocations counts the new index's locations per ledger against

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -391,11 +392,7 @@ func checkEntryLogs(o RollBackOptions, idxCur, ledCur string, res *RollBackResul
 		return errors.Wrapf(err, "bookie: migrate: roll back: reading %s", locPath)
 	}
 
-	ids := make([]int64, 0, len(perLog))
-	for id := range perLog {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(perLog))
 	res.EntryLogs = len(ids)
 	var gone []string
 	for _, id := range ids {

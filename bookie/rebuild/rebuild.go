@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -319,11 +320,7 @@ func writeLedgersIndex(path string, opts *lsm.Options, ledgers map[int64]struct{
 	if err != nil {
 		return errors.Wrapf(err, "bookie: rebuild: creating the ledgers index %s", path)
 	}
-	ids := make([]int64, 0, len(ledgers))
-	for id := range ledgers {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(ledgers))
 	var b lsm.Batch
 	for i, id := range ids {
 		b.Set(ondisk.LedgerKey(id), ondisk.EncodeLedgerInfo(&ondisk.LedgerInfo{Exists: true, Fenced: true}))
