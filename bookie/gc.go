@@ -1,6 +1,7 @@
 package bookie
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,16 +28,11 @@ type gcState struct {
 	epoch     int64
 
 	req chan struct{}
-	// force* describe the forced cycle requested; inForce is set until it
-	// has run (upstream's forceGarbageCollection).
+	// inForce is set from a forced cycle's request until it has run
+	// (upstream's forceGarbageCollection); each kind's force says what it
+	// may run.
 	inForce                 atomic.Bool
-	forceMajor, forceMinor  atomic.Bool
-	suspendMajor            atomic.Bool
-	suspendMinor            atomic.Bool
-	majorCompacting         atomic.Bool
-	minorCompacting         atomic.Bool
-	lastMajor, lastMinor    atomic.Int64 // Unix millis
-	majorCount, minorCount  atomic.Int64
+	minor, major            compactionState
 	reclaimedDeletion       atomic.Int64
 	reclaimedCompaction     atomic.Int64
 	activeLogs, activeBytes atomic.Int64
@@ -47,12 +43,24 @@ type gcState struct {
 	gcStats
 }
 
+// compactionState is one kind of compaction's (minor, major) part of a
+// collector's state.
+type compactionState struct {
+	// force: the forced cycle requested may run it.
+	force     atomic.Bool
+	suspended atomic.Bool
+	running   atomic.Bool
+	// last is when the last one ended (Unix millis; at start, the start),
+	// count how many ran.
+	last, count atomic.Int64
+}
+
 func newGCState(rollover time.Duration) *gcState {
 	g := &gcState{meta: map[int64]*logUsage{}, req: make(chan struct{}, 1), epoch: -1}
 	g.gcStats.init(rollover)
 	now := time.Now().UnixMilli()
-	g.lastMajor.Store(now)
-	g.lastMinor.Store(now)
+	g.major.last.Store(now)
+	g.minor.last.Store(now)
 	return g
 }
 
@@ -104,8 +112,8 @@ type GCStatus struct {
 // (upstream's forceGC(forceMajor, forceMinor)).
 func (d *DirStorage) ForceGC(forceMajor, forceMinor bool) {
 	if d.gc.inForce.CompareAndSwap(false, true) {
-		d.gc.forceMajor.Store(forceMajor)
-		d.gc.forceMinor.Store(forceMinor)
+		d.gc.major.force.Store(forceMajor)
+		d.gc.minor.force.Store(forceMinor)
 		// Debug: whoever forced it (the admin API, the offline tool)
 		// logs the request once; each directory's cycle logs its result.
 		d.log.Debug("Forced garbage collection triggered", "forceMajor", forceMajor, "forceMinor", forceMinor)
@@ -119,24 +127,24 @@ func (d *DirStorage) ForceGC(forceMajor, forceMinor bool) {
 // SuspendMajorGC, SuspendMinorGC, ResumeMajorGC and ResumeMinorGC stop
 // and restart the periodic compactions of one kind (upstream's
 // suspendMajorGC ...); removing dead logs goes on.
-func (d *DirStorage) SuspendMajorGC() { d.gc.suspendMajor.Store(true) }
-func (d *DirStorage) SuspendMinorGC() { d.gc.suspendMinor.Store(true) }
-func (d *DirStorage) ResumeMajorGC()  { d.gc.suspendMajor.Store(false) }
-func (d *DirStorage) ResumeMinorGC()  { d.gc.suspendMinor.Store(false) }
+func (d *DirStorage) SuspendMajorGC() { d.gc.major.suspended.Store(true) }
+func (d *DirStorage) SuspendMinorGC() { d.gc.minor.suspended.Store(true) }
+func (d *DirStorage) ResumeMajorGC()  { d.gc.major.suspended.Store(false) }
+func (d *DirStorage) ResumeMinorGC()  { d.gc.minor.suspended.Store(false) }
 
 // GCStatus returns the garbage collector's state.
 func (d *DirStorage) GCStatus() GCStatus {
 	g := d.gc
 	return GCStatus{
 		ForceCompacting:         g.inForce.Load(),
-		MajorCompacting:         g.majorCompacting.Load(),
-		MinorCompacting:         g.minorCompacting.Load(),
-		LastMajorCompactionTime: g.lastMajor.Load(),
-		LastMinorCompactionTime: g.lastMinor.Load(),
-		MajorCompactionCounter:  g.majorCount.Load(),
-		MinorCompactionCounter:  g.minorCount.Load(),
-		MajorSuspended:          g.suspendMajor.Load(),
-		MinorSuspended:          g.suspendMinor.Load(),
+		MajorCompacting:         g.major.running.Load(),
+		MinorCompacting:         g.minor.running.Load(),
+		LastMajorCompactionTime: g.major.last.Load(),
+		LastMinorCompactionTime: g.minor.last.Load(),
+		MajorCompactionCounter:  g.major.count.Load(),
+		MinorCompactionCounter:  g.minor.count.Load(),
+		MajorSuspended:          g.major.suspended.Load(),
+		MinorSuspended:          g.minor.suspended.Load(),
 	}
 }
 
@@ -168,12 +176,12 @@ func (d *DirStorage) gcLoop() {
 // suspensions and the disk-pressure rules.
 func (d *DirStorage) nextGCRequest() GCRequest {
 	if d.gc.inForce.Load() {
-		return GCRequest{Force: true, SkipMajor: !d.gc.forceMajor.Load(), SkipMinor: !d.gc.forceMinor.Load()}
+		return GCRequest{Force: true, SkipMajor: !d.gc.major.force.Load(), SkipMinor: !d.gc.minor.force.Load()}
 	}
 	var req GCRequest
 	d.applyDiskPressure(&req)
-	req.SkipMajor = req.SkipMajor || d.gc.suspendMajor.Load()
-	req.SkipMinor = req.SkipMinor || d.gc.suspendMinor.Load()
+	req.SkipMajor = req.SkipMajor || d.gc.major.suspended.Load()
+	req.SkipMinor = req.SkipMinor || d.gc.minor.suspended.Load()
 	return req
 }
 
@@ -209,26 +217,18 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 	step = g.compactRuntime.Start()
 	now := time.Now().UnixMilli()
 	s := d.opts.gc
-	major := !req.SkipMajor && ((req.Force && s.forceMajor) || (s.major && (req.Force || now-g.lastMajor.Load() > s.majorInterval.Milliseconds())))
-	minor := !req.SkipMinor && ((req.Force && s.forceMinor) || (s.minor && (req.Force || now-g.lastMinor.Load() > s.minorInterval.Milliseconds())))
+	due := func(k *compactionSettings, st *compactionState, skip bool) bool {
+		return !skip && ((req.Force && k.forceAllowed) || (k.enabled && (req.Force || now-st.last.Load() > k.interval.Milliseconds())))
+	}
 	switch {
-	case major:
+	case due(&s.major, &g.major, req.SkipMajor):
 		res.Major = true
-		g.majorCompacting.Store(true)
-		d.log.Info("Enter major compaction", "threshold", s.majorThreshold)
-		err = d.compactLogsLocked(s.majorThreshold, s.majorMaxTime, "major", &res, req.Progress)
-		g.lastMajor.Store(time.Now().UnixMilli())
-		g.lastMinor.Store(g.lastMajor.Load())
-		g.majorCount.Add(1)
-		g.majorCompacting.Store(false)
-	case minor:
+		err = d.runCompactionLocked("major", &s.major, &g.major, &res, req.Progress)
+		// A major compaction also does a minor one's work.
+		g.minor.last.Store(g.major.last.Load())
+	case due(&s.minor, &g.minor, req.SkipMinor):
 		res.Minor = true
-		g.minorCompacting.Store(true)
-		d.log.Info("Enter minor compaction", "threshold", s.minorThreshold)
-		err = d.compactLogsLocked(s.minorThreshold, s.minorMaxTime, "minor", &res, req.Progress)
-		g.lastMinor.Store(time.Now().UnixMilli())
-		g.minorCount.Add(1)
-		g.minorCompacting.Store(false)
+		err = d.runCompactionLocked("minor", &s.minor, &g.minor, &res, req.Progress)
 	}
 	g.compactRuntime.Done(err == nil, step)
 	d.updateActiveLocked(&res)
@@ -238,6 +238,18 @@ func (d *DirStorage) gcCycle(req GCRequest) (res GCResult, err error) {
 			"activeLogs", res.ActiveLogs, "activeBytes", res.ActiveBytes, "took", time.Since(start))
 	}
 	return res, err
+}
+
+// runCompactionLocked runs one compaction of kind ("major", "minor"). g.mu
+// must be held.
+func (d *DirStorage) runCompactionLocked(kind string, k *compactionSettings, st *compactionState, res *GCResult, progress func(GCProgress)) error {
+	st.running.Store(true)
+	defer st.running.Store(false)
+	d.log.Info("Enter "+kind+" compaction", "threshold", k.threshold)
+	err := d.compactLogsLocked(k.threshold, k.maxTime, kind, res, progress)
+	st.last.Store(time.Now().UnixMilli())
+	st.count.Add(1)
+	return err
 }
 
 // removeDeadLogs brings the logs' usage up to date and removes the dead
@@ -375,11 +387,7 @@ const entrylogLedgerUsageSize = 16
 // removeDeadLogsLocked removes the logs left with no live ledger
 // (upstream's doGcEntryLogs).
 func (d *DirStorage) removeDeadLogsLocked(res *GCResult, progress func(GCProgress)) error {
-	ids := make([]int64, 0, len(d.gc.meta))
-	for id := range d.gc.meta {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
+	ids := slices.Sorted(maps.Keys(d.gc.meta))
 	for i, id := range ids {
 		u := d.gc.meta[id]
 		if u.remaining > 0 {

@@ -76,60 +76,51 @@ type GCOptions struct {
 
 // gcSettings are GCOptions resolved: what is enabled, with its bounds.
 type gcSettings struct {
-	minor, major bool
-	// forceMinor, forceMajor: a forced cycle may run that kind even when
-	// its interval disables it (ForceAllowCompaction).
-	forceMinor, forceMajor bool
+	minor, major compactionSettings
 	// targetSize, if positive, is the size a log's live bytes are
 	// divided by when it is larger than the log (UseTargetEntryLogSizeForGc).
-	targetSize                   int64
-	minorThreshold               float64
-	majorThreshold               float64
-	minorInterval, majorInterval time.Duration
-	minorMaxTime, majorMaxTime   time.Duration
+	targetSize int64
 	// rate is entries or bytes per second, 0 for none.
 	rate            float64
 	throttleByBytes bool
 }
 
+// compactionSettings are one kind of compaction's (minor, major).
+type compactionSettings struct {
+	// enabled: the periodic cycles run it, every interval.
+	enabled bool
+	// forceAllowed: a forced cycle may run it even when its interval
+	// disables it (ForceAllowCompaction).
+	forceAllowed bool
+	// threshold: it rewrites the logs whose live fraction is below it.
+	threshold float64
+	interval  time.Duration
+	// maxTime, if positive, bounds a compaction's time.
+	maxTime time.Duration
+}
+
 // resolveGC fills GCOptions' defaults and checks them as upstream's
 // GarbageCollectorThread does, with its messages.
 func resolveGC(o GCOptions, gcWaitTime time.Duration) (gcSettings, error) {
-	defF := func(p *float64, d float64) {
-		if *p == 0 {
-			*p = d
-		}
-	}
-	defD := func(p *time.Duration, d time.Duration) {
-		if *p == 0 {
-			*p = d
-		}
-	}
-	defF(&o.MinorCompactionThreshold, DefaultMinorCompactionThreshold)
-	defF(&o.MajorCompactionThreshold, DefaultMajorCompactionThreshold)
-	defD(&o.MinorCompactionInterval, DefaultMinorCompactionInterval)
-	defD(&o.MajorCompactionInterval, DefaultMajorCompactionInterval)
-	if o.CompactionRateByEntries == 0 {
-		o.CompactionRateByEntries = DefaultCompactionRateByEntries
-	}
-	if o.CompactionRateByBytes == 0 {
-		o.CompactionRateByBytes = DefaultCompactionRateByBytes
-	}
+	orDefault(&o.MinorCompactionThreshold, DefaultMinorCompactionThreshold)
+	orDefault(&o.MajorCompactionThreshold, DefaultMajorCompactionThreshold)
+	orDefault(&o.MinorCompactionInterval, DefaultMinorCompactionInterval)
+	orDefault(&o.MajorCompactionInterval, DefaultMajorCompactionInterval)
+	orDefault(&o.CompactionRateByEntries, DefaultCompactionRateByEntries)
+	orDefault(&o.CompactionRateByBytes, DefaultCompactionRateByBytes)
 	s := gcSettings{
-		minorThreshold: o.MinorCompactionThreshold, majorThreshold: o.MajorCompactionThreshold,
-		minorInterval: o.MinorCompactionInterval, majorInterval: o.MajorCompactionInterval,
-		minorMaxTime: max(o.MinorCompactionMaxTime, 0), majorMaxTime: max(o.MajorCompactionMaxTime, 0),
+		minor: compactionSettings{threshold: o.MinorCompactionThreshold, interval: o.MinorCompactionInterval,
+			maxTime: max(o.MinorCompactionMaxTime, 0)},
+		major: compactionSettings{threshold: o.MajorCompactionThreshold, interval: o.MajorCompactionInterval,
+			maxTime: max(o.MajorCompactionMaxTime, 0)},
 		throttleByBytes: o.ThrottleByBytes,
 	}
 	for _, k := range []struct {
-		name      string
-		threshold float64
-		interval  time.Duration
-		enabled   *bool
-	}{
-		{"minor", o.MinorCompactionThreshold, o.MinorCompactionInterval, &s.minor},
-		{"major", o.MajorCompactionThreshold, o.MajorCompactionInterval, &s.major},
-	} {
+		name string
+		*compactionSettings
+	}{{"minor", &s.minor}, {"major", &s.major}} {
+		// A forced cycle may run a kind its interval disables.
+		k.forceAllowed = o.ForceAllowCompaction && k.threshold > 0 && k.threshold < 1
 		if k.interval <= 0 || k.threshold <= 0 {
 			continue // disabled
 		}
@@ -139,13 +130,9 @@ func resolveGC(o GCOptions, gcWaitTime time.Duration) (gcSettings, error) {
 		if gcWaitTime > 0 && k.interval < gcWaitTime {
 			return s, errors.Wrapf(ErrInvalidArgument, "bookie: Too short %s compaction interval : %d ms (gcWaitTime %d ms)", k.name, k.interval.Milliseconds(), gcWaitTime.Milliseconds())
 		}
-		*k.enabled = true
+		k.enabled = true
 	}
-	if o.ForceAllowCompaction {
-		s.forceMinor = o.MinorCompactionThreshold > 0 && o.MinorCompactionThreshold < 1
-		s.forceMajor = o.MajorCompactionThreshold > 0 && o.MajorCompactionThreshold < 1
-	}
-	if s.minor && s.major && (o.MinorCompactionInterval >= o.MajorCompactionInterval || o.MinorCompactionThreshold >= o.MajorCompactionThreshold) {
+	if s.minor.enabled && s.major.enabled && (o.MinorCompactionInterval >= o.MajorCompactionInterval || o.MinorCompactionThreshold >= o.MajorCompactionThreshold) {
 		return s, errors.Wrapf(ErrInvalidArgument, "bookie: Invalid minor/major compaction settings : minor (%v, %d ms), major (%v, %d ms)",
 			o.MinorCompactionThreshold, o.MinorCompactionInterval.Milliseconds(), o.MajorCompactionThreshold, o.MajorCompactionInterval.Milliseconds())
 	}

@@ -126,7 +126,7 @@ func (d *DirStorage) GCMetrics() GCMetrics {
 	existing, _ := d.ledgers.counts()
 	m := GCMetrics{
 		LedgerDir: d.ledgerDir, IndexDir: d.indexDir,
-		MajorCompactions: g.majorCount.Load(), MinorCompactions: g.minorCount.Load(),
+		MajorCompactions: g.major.count.Load(), MinorCompactions: g.minor.count.Load(),
 		ReclaimedDeletionBytes: g.reclaimedDeletion.Load(), ReclaimedCompactionBytes: g.reclaimedCompaction.Load(),
 		ReclaimFailedToDelete: g.reclaimFailedToDelete.Load(),
 		ActiveEntryLogs:       g.activeLogs.Load(), ActiveEntryLogBytes: g.activeBytes.Load(), EntryLogBytes: g.entryLogBytes.Load(),

@@ -181,18 +181,18 @@ func TestGCCompactsPartlyDeadLogs(t *testing.T) {
 func TestGCOptions(t *testing.T) {
 	s, err := resolveGC(GCOptions{}, 10*time.Minute)
 	require.NoError(t, err)
-	require.True(t, s.minor && s.major)
-	require.Equal(t, 0.2, s.minorThreshold)
-	require.Equal(t, 0.8, s.majorThreshold)
-	require.Equal(t, time.Hour, s.minorInterval)
-	require.Equal(t, 24*time.Hour, s.majorInterval)
+	require.True(t, s.minor.enabled && s.major.enabled)
+	require.Equal(t, 0.2, s.minor.threshold)
+	require.Equal(t, 0.8, s.major.threshold)
+	require.Equal(t, time.Hour, s.minor.interval)
+	require.Equal(t, 24*time.Hour, s.major.interval)
 	require.Equal(t, 1000.0, s.rate)
 	s, err = resolveGC(GCOptions{ThrottleByBytes: true}, time.Minute)
 	require.NoError(t, err)
 	require.Equal(t, 1e6, s.rate)
 	s, err = resolveGC(GCOptions{MinorCompactionThreshold: -1, MajorCompactionInterval: -1}, time.Minute)
 	require.NoError(t, err)
-	require.False(t, s.minor || s.major)
+	require.False(t, s.minor.enabled || s.major.enabled)
 	for _, c := range []struct {
 		o    GCOptions
 		want string
@@ -616,8 +616,8 @@ func TestGCDiskPressure(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
-	d.gc.lastMajor.Store(0)
-	d.gc.lastMinor.Store(0)
+	d.gc.major.last.Store(0)
+	d.gc.minor.last.Store(0)
 	env.fillDisk(t, 0.92)
 	res, err := d.gcCycle(d.nextGCRequest())
 	require.NoError(t, err)

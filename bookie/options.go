@@ -199,6 +199,14 @@ type resolved struct {
 	ledgersOpts lsm.Options
 }
 
+// orDefault sets an option left at its zero value to its default.
+func orDefault[T comparable](p *T, def T) {
+	var zero T
+	if *p == zero {
+		*p = def
+	}
+}
+
 func (o *Options) resolve() (*resolved, error) {
 	r := &resolved{}
 	if o != nil {
@@ -222,35 +230,22 @@ func (o *Options) resolve() (*resolved, error) {
 			seen[d] = true
 		}
 	}
-	defDur := func(p *time.Duration, d time.Duration) {
-		if *p == 0 {
-			*p = d
-		}
-	}
-	defDur(&r.FlushInterval, DefaultFlushInterval)
-	defDur(&r.GCWaitTime, DefaultGCWaitTime)
-	defDur(&r.MaxThrottleTime, DefaultMaxThrottleTime)
-	defDur(&r.CheckpointRetryInterval, DefaultCheckpointRetryInterval)
-	defDur(&r.CheckpointRetryMaxInterval, max(DefaultCheckpointRetryMaxInterval, r.CheckpointRetryInterval))
+	orDefault(&r.FlushInterval, DefaultFlushInterval)
+	orDefault(&r.GCWaitTime, DefaultGCWaitTime)
+	orDefault(&r.MaxThrottleTime, DefaultMaxThrottleTime)
+	orDefault(&r.CheckpointRetryInterval, DefaultCheckpointRetryInterval)
+	orDefault(&r.CheckpointRetryMaxInterval, max(DefaultCheckpointRetryMaxInterval, r.CheckpointRetryInterval))
 	if r.CheckpointRetryInterval < 0 || r.CheckpointRetryMaxInterval < r.CheckpointRetryInterval {
 		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: CheckpointRetryInterval %s must be positive and at most CheckpointRetryMaxInterval %s",
 			r.CheckpointRetryInterval, r.CheckpointRetryMaxInterval)
 	}
-	if r.WriteCacheSize == 0 {
-		r.WriteCacheSize = DefaultWriteCacheSize
-	}
+	orDefault(&r.WriteCacheSize, DefaultWriteCacheSize)
 	if r.WriteCacheSize < 0 {
 		return nil, errors.Wrapf(ErrInvalidArgument, "bookie: WriteCacheSize %d is negative", r.WriteCacheSize)
 	}
-	if r.ReadCacheSize == 0 {
-		r.ReadCacheSize = DefaultReadCacheSize
-	}
-	if r.ReadAheadBatchSize == 0 {
-		r.ReadAheadBatchSize = DefaultReadAheadBatchSize
-	}
-	if r.LogSizeLimit == 0 {
-		r.LogSizeLimit = entrylog.MaxLogSizeLimit
-	}
+	orDefault(&r.ReadCacheSize, DefaultReadCacheSize)
+	orDefault(&r.ReadAheadBatchSize, DefaultReadAheadBatchSize)
+	orDefault(&r.LogSizeLimit, entrylog.MaxLogSizeLimit)
 	if r.FS == nil {
 		r.FS = vfs.Default
 	}
@@ -271,9 +266,7 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.EnableStatistics {
 		r.indexOpts.EnableStatistics = true
 	}
-	if r.indexOpts.LatencyRollover == 0 {
-		r.indexOpts.LatencyRollover = r.LatencyRollover
-	}
+	orDefault(&r.indexOpts.LatencyRollover, r.LatencyRollover)
 	// A copy: the caller's engine options are left as they are.
 	var engine lsm.Options
 	if r.indexOpts.Engine != nil {
@@ -292,9 +285,7 @@ func (o *Options) resolve() (*resolved, error) {
 	if r.GC.UseTargetEntryLogSizeForGc {
 		r.gc.targetSize = r.LogSizeLimit
 	}
-	if r.GC.MetadataCacheBytes == 0 {
-		r.GC.MetadataCacheBytes = DefaultMetadataCacheBytes
-	}
+	orDefault(&r.GC.MetadataCacheBytes, DefaultMetadataCacheBytes)
 	r.ledgersOpts = ondisk.LedgersEngineOptions(r.LedgersEngine, r.Logger)
 	if err := ondisk.UseFS(&r.ledgersOpts, r.FS, "LedgersEngine.FS"); err != nil {
 		return nil, err
@@ -304,28 +295,16 @@ func (o *Options) resolve() (*resolved, error) {
 
 // resolveReadOnly fills in and checks the read-only mode's settings.
 func (r *resolved) resolveReadOnly() error {
-	if r.DiskUsageThreshold == 0 {
-		r.DiskUsageThreshold = DefaultDiskUsageThreshold
-	}
-	if r.DiskUsageWarnThreshold == 0 {
-		r.DiskUsageWarnThreshold = min(DefaultDiskUsageWarnThreshold, r.DiskUsageThreshold)
-	}
-	if r.DiskUsageLwmThreshold == 0 {
-		r.DiskUsageLwmThreshold = r.DiskUsageThreshold
-	}
+	orDefault(&r.DiskUsageThreshold, DefaultDiskUsageThreshold)
+	orDefault(&r.DiskUsageWarnThreshold, min(DefaultDiskUsageWarnThreshold, r.DiskUsageThreshold))
+	orDefault(&r.DiskUsageLwmThreshold, r.DiskUsageThreshold)
 	t, w, l := r.DiskUsageThreshold, r.DiskUsageWarnThreshold, r.DiskUsageLwmThreshold
 	if t <= 0 || t >= 1 || w <= 0 || w > t || l <= 0 || l > t {
 		return errors.Wrapf(ErrInvalidArgument, "bookie: disk usage thresholds %g (warn %g, low-water mark %g) are not valid: the threshold must be > 0 and < 1, and the warn threshold and low-water mark > 0 and at most the threshold", t, w, l)
 	}
-	if r.DiskCheckInterval == 0 {
-		r.DiskCheckInterval = DefaultDiskCheckInterval
-	}
-	if r.MinUsableSizeForEntryLogCreation == 0 {
-		r.MinUsableSizeForEntryLogCreation = r.LogSizeLimit / 5 * 6
-	}
-	if r.MinUsableSizeForIndexFileCreation == 0 {
-		r.MinUsableSizeForIndexFileCreation = DefaultMinUsableSizeForIndexFileCreation
-	}
+	orDefault(&r.DiskCheckInterval, DefaultDiskCheckInterval)
+	orDefault(&r.MinUsableSizeForEntryLogCreation, r.LogSizeLimit/5*6)
+	orDefault(&r.MinUsableSizeForIndexFileCreation, DefaultMinUsableSizeForIndexFileCreation)
 	if r.ForceReadOnly && r.ReadOnlyModeDisabled {
 		return errors.Wrap(ErrInvalidArgument, "bookie: ForceReadOnly (forceReadOnlyBookie) needs the read-only mode, which ReadOnlyModeDisabled (readOnlyModeEnabled=false) turns off")
 	}
