@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -603,24 +602,9 @@ func (c *checker) checkLayouts(indexCurrent string) error {
 func (c *checker) checkLastID() error {
 	fs, dir := c.opts.FS, c.res.LogDir
 	path := filepath.Join(dir, entrylog.LastIDFileName)
-	id, ok, err := entrylog.ReadLastID(fs, dir)
-	switch {
-	case errors.Is(err, entrylog.ErrCorruption):
-		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: err})
-		return nil
-	case err != nil:
-		return errors.Wrap(err, "bookie: check")
-	case !ok:
-		return nil
-	}
-	data, err := readSmallFile(fs, path)
-	if err != nil {
+	id, ok, err := c.checkLogIDFile(path, func() (int64, bool, error) { return entrylog.ReadLastID(fs, dir) }, entrylog.EncodeLastID)
+	if err != nil || !ok {
 		return err
-	}
-	if want := strconv.FormatInt(id, 16) + "\n"; string(data) != want {
-		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
-			Err: errors.Newf("%s holds %q, not %q as the storage writes log id %#x: damaged", path, data, want, id)})
-		return nil
 	}
 	if n := len(c.logIDs); n > 0 && c.logIDs[n-1] > id {
 		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
@@ -635,25 +619,35 @@ func (c *checker) checkLastID() error {
 func (c *checker) checkCompactionMarker() error {
 	fs, dir := c.opts.FS, c.res.LogDir
 	path := filepath.Join(dir, ondisk.CompactionMarkerName)
-	id, ok, err := ondisk.ReadCompactionMarker(fs, dir)
+	_, _, err := c.checkLogIDFile(path, func() (int64, bool, error) { return ondisk.ReadCompactionMarker(fs, dir) }, ondisk.EncodeCompactionMarker)
+	return err
+}
+
+// checkLogIDFile checks the file at path, which holds a log id: read
+// reads it as the storage does (ok false: there is none), and its bytes
+// must be encode's, as the storage writes them. ok is true if it holds a
+// log id as the storage writes it; what is wrong is a finding.
+func (c *checker) checkLogIDFile(path string, read func() (int64, bool, error), encode func(int64) []byte) (id int64, ok bool, err error) {
+	id, ok, err = read()
 	switch {
 	case errors.Is(err, entrylog.ErrCorruption):
 		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: err})
-		return nil
+		return 0, false, nil
 	case err != nil:
-		return errors.Wrap(err, "bookie: check")
+		return 0, false, errors.Wrap(err, "bookie: check")
 	case !ok:
-		return nil
+		return 0, false, nil
 	}
-	data, err := readSmallFile(fs, path)
+	data, err := readSmallFile(c.opts.FS, path)
 	if err != nil {
-		return err
+		return 0, false, err
 	}
-	if want := string(ondisk.EncodeCompactionMarker(id)); string(data) != want {
+	if want := string(encode(id)); string(data) != want {
 		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
 			Err: errors.Newf("%s holds %q, not %q as the storage writes log id %#x: damaged", path, data, want, id)})
+		return 0, false, nil
 	}
-	return nil
+	return id, true, nil
 }
 
 // readSmallFile reads a file of a few bytes (lastId, a marker), at most

@@ -22,6 +22,9 @@ const DefaultWriteBufferSize = 64 << 10
 // in lower-case hexadecimal and a newline, as upstream's "lastId".
 const LastIDFileName = "lastId"
 
+// EncodeLastID returns the bytes of lastId recording log id.
+func EncodeLastID(id int64) []byte { return []byte(strconv.FormatInt(id, 16) + "\n") }
+
 // Options configure a Logger. Zero fields mean their defaults.
 type Options struct {
 	// FS holds the logs. Default vfs.Default (the operating system).
@@ -318,7 +321,7 @@ func (l *Logger) newLogLocked() error {
 	if id > MaxLogID {
 		return errors.Newf("entrylog: log id %#x would exceed the maximum %#x", id, MaxLogID)
 	}
-	if err := replaceFile(l.fs, filepath.Join(l.dir, LastIDFileName), []byte(strconv.FormatInt(id, 16)+"\n")); err != nil {
+	if err := replaceFile(l.fs, filepath.Join(l.dir, LastIDFileName), EncodeLastID(id)); err != nil {
 		return errors.Wrapf(err, "entrylog: recording log id %#x in %s", id, LastIDFileName)
 	}
 	// From here the id is used, whatever happens to the log.
