@@ -1,11 +1,10 @@
 package migrate
 
 import (
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/bookie-index/bookie-index/bookie/ondisk"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
 )
@@ -38,7 +37,7 @@ func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 			return made, errors.Wrapf(err, "migrate: listing %s", cur)
 		}
 		for _, name := range names {
-			if !isLastMarkName(name) {
+			if !ondisk.IsLastMarkName(name) {
 				continue
 			}
 			src, dst := filepath.Join(cur, name), filepath.Join(cur, name+LastMarkBackupSuffix)
@@ -48,9 +47,9 @@ func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 			} else if !errors.Is(err, os.ErrNotExist) {
 				return made, errors.Wrapf(err, "migrate: %s", dst)
 			}
-			data, err := readFile(fs, src)
+			data, err := readSmallFile(fs, src)
 			if err != nil {
-				return made, err
+				return made, errors.Wrapf(err, "migrate: reading %s", src)
 			}
 			if err := vfs.ReplaceFile(fs, dst, dst+".tmp", data); err != nil {
 				return made, errors.Wrapf(err, "migrate: backing up %s", src)
@@ -59,42 +58,4 @@ func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 		}
 	}
 	return made, nil
-}
-
-// isLastMarkName reports whether name is a journal's lastMark file:
-// "lastMark" or "lastMark.<digits>".
-func isLastMarkName(name string) bool {
-	if name == "lastMark" {
-		return true
-	}
-	i, ok := strings.CutPrefix(name, "lastMark.")
-	if !ok || i == "" {
-		return false
-	}
-	for _, c := range i {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func readFile(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, errors.Wrapf(err, "migrate: opening %s", path)
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, errors.Wrapf(err, "migrate: %s", path)
-	}
-	data := make([]byte, size)
-	if n, err := f.ReadAt(data, 0); n < len(data) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, errors.Wrapf(err, "migrate: reading %s", path)
-	}
-	return data, nil
 }

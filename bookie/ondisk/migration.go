@@ -51,7 +51,13 @@ const (
 // (the last entry log id) and the journal's last log marks (lastMark,
 // lastMark.<i>).
 func IsBookKeeperFile(name string) bool {
-	if name == "lastId" || name == "lastMark" {
+	return name == "lastId" || IsLastMarkName(name)
+}
+
+// IsLastMarkName reports whether name is a journal's last log mark file:
+// "lastMark" or "lastMark.<digits>" (journal.LastMarkFileName).
+func IsLastMarkName(name string) bool {
+	if name == "lastMark" {
 		return true
 	}
 	rest, ok := strings.CutPrefix(name, "lastMark.")
