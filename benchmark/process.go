@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/bookie-index/bookie-index/internal/procmem"
 )
 
 // processSample is the process's CPU and GC CPU so far.
@@ -33,17 +35,6 @@ func sampleProcess() processSample {
 	return s
 }
 
-// goMemoryBytes is the memory the Go runtime holds from the system: all it
-// mapped less what it gave back.
-func goMemoryBytes() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
-}
-
 // rssSampler measures the peak resident memory of a phase. It starts from
 // the process's own memory: the garbage of earlier phases (the load's
 // memtables, a previous cache) is collected and returned to the system
@@ -63,7 +54,7 @@ type rssSampler struct {
 func startRSSSampler() *rssSampler {
 	debug.FreeOSMemory()
 	s := &rssSampler{stop: make(chan struct{})}
-	s.hwm = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil
+	s.hwm = procmem.ResetPeak()
 	s.done.Add(1)
 	go func() {
 		defer s.done.Done()
@@ -82,7 +73,7 @@ func startRSSSampler() *rssSampler {
 }
 
 func (s *rssSampler) sample() {
-	rss := residentBytes()
+	rss := procmem.ResidentBytes()
 	s.mu.Lock()
 	s.peak = max(s.peak, rss)
 	s.mu.Unlock()
@@ -94,42 +85,9 @@ func (s *rssSampler) finish() int64 {
 	s.done.Wait()
 	s.sample()
 	if s.hwm {
-		s.peak = max(s.peak, highWaterMark())
+		s.peak = max(s.peak, procmem.PeakResidentBytes())
 	}
 	return s.peak
-}
-
-// highWaterMark reads the process's peak resident set size since the last
-// reset (VmHWM of /proc/self/status; Linux), or 0.
-func highWaterMark() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest) // "123456 kB"
-			if len(f) == 2 && f[1] == "kB" {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb << 10
-			}
-		}
-	}
-	return 0
-}
-
-// residentBytes reads the process's resident set size (Linux).
-func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	fields := strings.Fields(string(b))
-	if len(fields) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(fields[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // diskReadBytes is how many bytes this process has caused to be read from

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bookie-index/bookie-index/internal/procmem"
 	"github.com/cockroachdb/errors"
 )
 
@@ -393,7 +394,7 @@ func (r *runner) measure(phase string, cacheBytes int64) (OpRow, error) {
 		FilterReadsPerOp: float64(st.FilterReads) / n, FilterSkipsPerOp: float64(st.FilterSkips) / n, IndexReadsPerOp: float64(st.IndexReads) / n,
 		DataReadsPerOp: float64(st.DataReads) / n, BytesReadPerOp: float64(st.BytesRead) / n,
 		CacheHitsPerOp: float64(st.CacheHits) / n, CPUMicrosPerOp: float64((p1.cpu - p0.cpu).Microseconds()) / n,
-		PeakRSSBytes: peak, GoMemoryBytes: goMemoryBytes(), Extra: extra,
+		PeakRSSBytes: peak, GoMemoryBytes: procmem.GoRuntimeBytes(), Extra: extra,
 	}
 	if m, ok := r.e.(MemoryReporter); ok {
 		row.CacheMemoryBytes = m.BlockCacheMemory()

@@ -1,11 +1,7 @@
 package httpapi
 
 import (
-	"os"
-	"runtime/metrics"
-	"strconv"
-	"strings"
-
+	"github.com/bookie-index/bookie-index/internal/procmem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -60,7 +56,7 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 			readCache += m.ReadCacheSize
 		}
 	}
-	goHeap := max(goRuntimeBytes()-writeCache-readCache, 0)
+	goHeap := max(procmem.GoRuntimeBytes()-writeCache-readCache, 0)
 	kinds := []struct {
 		kind  string
 		bytes int64
@@ -73,37 +69,8 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 		sum += k.bytes
 		ch <- prometheus.MustNewConstMetric(c.byKind, prometheus.GaugeValue, float64(k.bytes), k.kind)
 	}
-	if rss := residentBytes(); rss > 0 {
+	if rss := procmem.ResidentBytes(); rss > 0 {
 		ch <- prometheus.MustNewConstMetric(c.byKind, prometheus.GaugeValue, float64(max(rss-sum, 0)), "other")
 		ch <- prometheus.MustNewConstMetric(c.resident, prometheus.GaugeValue, float64(rss))
 	}
-}
-
-// goRuntimeBytes is the memory the Go runtime holds from the system: all it
-// mapped less what it gave back.
-func goRuntimeBytes() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
-}
-
-// residentBytes reads the process's resident set size from
-// /proc/self/statm, or returns 0 where there is none.
-func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return pages * int64(os.Getpagesize())
 }

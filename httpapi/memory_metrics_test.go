@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/bookie-index/bookie-index/internal/procmem"
 	"github.com/stretchr/testify/require"
 )
 
@@ -44,7 +45,7 @@ func TestMemoryMetrics(t *testing.T) {
 		require.LessOrEqual(t, m.AllocatedBytes, m.MappedBytes)
 		require.Equal(t, m.MappedBytes, value("bookie_index_lsm_block_cache_mapped_bytes", with(d.Directory)))
 	}
-	if rss := residentBytes(); rss > 0 {
+	if rss := procmem.ResidentBytes(); rss > 0 {
 		resident := value("bookie_index_resident_memory_bytes", nil)
 		other := value("bookie_index_memory_bytes", map[string]string{"kind": "other"})
 		require.Positive(t, other, "the program's code at least")
