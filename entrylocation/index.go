@@ -163,17 +163,11 @@ func (ix *Index) enterRead(op string) error {
 // readable until RemoveOffsetFromDeletedLedgers. With the blocks in the
 // cache it allocates nothing.
 func (ix *Index) GetLocation(ledgerID, entryID int64) (int64, error) {
-	var start time.Time
-	if ix.lookupStats.Timed {
-		start = time.Now()
-	}
-	location, err := ix.getLocation(ledgerID, entryID, nil)
-	ix.lookupStats.Done(err == nil && location != 0, start)
-	return location, err
+	return ix.GetLocationStats(ledgerID, entryID, nil)
 }
 
 // GetLocationStats is GetLocation that also adds the blocks it reads, the
-// bytes and the cache hits to stats (for benchmarks and tools).
+// bytes and the cache hits to stats, if not nil (for benchmarks and tools).
 func (ix *Index) GetLocationStats(ledgerID, entryID int64, stats *lsm.ReadStats) (int64, error) {
 	var start time.Time
 	if ix.lookupStats.Timed {

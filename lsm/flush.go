@@ -158,19 +158,28 @@ func (d *DB) Flush() error {
 		err = d.switchMemTableLocked(0)
 	}
 	d.commitMu.Unlock()
-	for err == nil && len(d.mu.imm) > 0 {
-		if err = d.writeErrLocked(); err != nil {
-			break
+	if err == nil {
+		err = d.waitForFlushesLocked("Flush")
+	}
+	d.mu.Unlock()
+	return err
+}
+
+// waitForFlushesLocked waits until every immutable memtable is flushed,
+// the DB fails or it closes; op names the caller in the error. d.mu must
+// be held (the wait releases it).
+func (d *DB) waitForFlushesLocked(op string) error {
+	for len(d.mu.imm) > 0 {
+		if err := d.writeErrLocked(); err != nil {
+			return err
 		}
 		if d.mu.closed {
-			err = errors.Wrap(ErrClosed, "lsm: Flush")
-			break
+			return errors.Wrapf(ErrClosed, "lsm: %s", op)
 		}
 		d.maybeScheduleFlushLocked()
 		d.mu.cond.Wait()
 	}
-	d.mu.Unlock()
-	return err
+	return nil
 }
 
 // waitForL0RoomLocked waits while L0 holds Level0StopWritesTrigger tables

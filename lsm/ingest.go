@@ -236,16 +236,8 @@ func (d *DB) flushLocked() error {
 	if err == nil && !d.mu.mem.empty() {
 		err = d.switchMemTableLocked(0)
 	}
-	for err == nil && len(d.mu.imm) > 0 {
-		if err = d.writeErrLocked(); err != nil {
-			break
-		}
-		if d.mu.closed {
-			err = errors.Wrap(ErrClosed, "lsm: Ingest")
-			break
-		}
-		d.maybeScheduleFlushLocked()
-		d.mu.cond.Wait()
+	if err == nil {
+		err = d.waitForFlushesLocked("Ingest")
 	}
 	d.mu.Unlock()
 	return err
