@@ -3,6 +3,7 @@ package interop.bookkeeper;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
+import java.io.BufferedWriter;
 import java.io.File;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -184,6 +185,26 @@ final class Bookies {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** One operation of a trace, which writes its line. */
+    interface TraceStep {
+        void step() throws Exception;
+    }
+
+    /**
+     * Writes a trace of ops operations of traced (a class of BookKeeper's)
+     * to out: a header line naming it, BookKeeper's version, the seed and
+     * ops, then each step's line.
+     */
+    static void writeTrace(BufferedWriter out, String traced, long seed, long ops, TraceStep step) throws Exception {
+        Json h = new Json().obj().put("trace", traced).put("bookkeeper", "4.18.2")
+                .put("seed", seed).put("ops", ops).end();
+        out.write(h.toString());
+        out.newLine();
+        for (long i = 0; i < ops; i++) {
+            step.step();
         }
     }
 

@@ -57,12 +57,43 @@ final class Expected {
         long lastEntry() {
             return entries.isEmpty() ? -1 : entries.lastKey();
         }
+
+        /**
+         * Starts the ledger over with status s and nothing recorded: no
+         * entries, no master key, fence or explicit LAC, and no record in
+         * the ledgers index on disk.
+         */
+        void reset(Status s) {
+            status = s;
+            inLedgersIndex = false;
+            fenced = false;
+            masterKey = null;
+            explicitLac = null;
+            entries.clear();
+        }
     }
 
     final Map<Long, Ledger> ledgers = new TreeMap<>();
 
     Ledger ledger(long id) {
         return ledgers.computeIfAbsent(id, Ledger::new);
+    }
+
+    /**
+     * Opens an entry's object as a description holds it: its id, size and
+     * the SHA-256 of its bytes (the caller may add to it, and ends it).
+     */
+    static Json entry(Json j, long id, byte[] entry) {
+        return j.obj().put("id", id).put("size", entry.length).put("sha256", Bookies.sha256(entry));
+    }
+
+    /** Adds entries, by entry id, as the array key of entry objects. */
+    static void putEntries(Json j, String key, Map<Long, byte[]> entries) {
+        j.key(key).arr();
+        for (Map.Entry<Long, byte[]> e : entries.entrySet()) {
+            entry(j, e.getKey(), e.getValue()).end();
+        }
+        j.endArr();
     }
 
     /** Writes the description: the scenario's parameters and every ledger. */
@@ -109,12 +140,7 @@ final class Expected {
             j.putHex("explicitLac", l.explicitLac);
             j.put("lastEntry", l.lastEntry());
             j.put("entryCount", l.entries.size());
-            j.key("entries").arr();
-            for (Map.Entry<Long, byte[]> e : l.entries.entrySet()) {
-                j.obj().put("id", e.getKey()).put("size", e.getValue().length)
-                        .put("sha256", Bookies.sha256(e.getValue())).end();
-            }
-            j.endArr();
+            putEntries(j, "entries", l.entries);
             j.end();
         }
         j.nl().endArr();

@@ -72,13 +72,7 @@ public final class IndexTrace {
             File trace = new File(args.get("out"));
             try (BufferedWriter w = Files.newBufferedWriter(trace.toPath(), StandardCharsets.UTF_8)) {
                 IndexTrace t = new IndexTrace(seed, dir, w);
-                Json h = new Json().obj().put("trace", "EntryLocationIndex").put("bookkeeper", "4.18.2")
-                        .put("seed", seed).put("ops", ops).end();
-                w.write(h.toString());
-                w.newLine();
-                for (long i = 0; i < ops; i++) {
-                    t.step();
-                }
+                Bookies.writeTrace(w, "EntryLocationIndex", seed, ops, t::step);
                 t.idx.close();
             }
         });

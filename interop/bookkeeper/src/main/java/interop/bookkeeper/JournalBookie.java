@@ -286,17 +286,10 @@ public final class JournalBookie {
             j.put("lastAcked", l.acked.isEmpty() ? -1 : l.acked.lastKey());
             j.key("entries").arr();
             for (Map.Entry<Long, byte[]> e : l.acked.entrySet()) {
-                j.obj().put("id", e.getKey()).put("size", e.getValue().length)
-                        .put("sha256", Bookies.sha256(e.getValue()))
-                        .put("checkpointed", l.checkpointed.get(e.getKey())).end();
+                Expected.entry(j, e.getKey(), e.getValue()).put("checkpointed", l.checkpointed.get(e.getKey())).end();
             }
             j.endArr();
-            j.key("inFlight").arr();
-            for (Map.Entry<Long, byte[]> e : l.inFlight.entrySet()) {
-                j.obj().put("id", e.getKey()).put("size", e.getValue().length)
-                        .put("sha256", Bookies.sha256(e.getValue())).end();
-            }
-            j.endArr();
+            Expected.putEntries(j, "inFlight", l.inFlight);
             j.end();
         }
         j.nl().endArr();

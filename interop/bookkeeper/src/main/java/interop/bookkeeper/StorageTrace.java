@@ -89,16 +89,17 @@ public final class StorageTrace {
             File trace = new File(args.get("out"));
             try (BufferedWriter w = Files.newBufferedWriter(trace.toPath(), StandardCharsets.UTF_8)) {
                 StorageTrace t = new StorageTrace(seed, dir, w);
-                Json h = new Json().obj().put("trace", "DbLedgerStorage").put("bookkeeper", "4.18.2")
-                        .put("seed", seed).put("ops", ops).end();
-                w.write(h.toString());
-                w.newLine();
-                for (long i = 0; i < ops; i++) {
-                    t.step();
-                }
+                Bookies.writeTrace(w, "DbLedgerStorage", seed, ops, t::step);
                 t.storage.shutdown();
             }
         });
+    }
+
+    /** Starts an operation op on any ledger (anyLedger) in j, and returns the ledger. */
+    private long onAnyLedger(Json j, String op) {
+        long l = anyLedger();
+        j.put("op", op).put("l", l);
+        return l;
     }
 
     /** Any ledger id: live, deleted, or never created. */
@@ -172,21 +173,17 @@ public final class StorageTrace {
                 j.put("op", "get").put("l", l).put("e", e);
                 get(j, l, e);
             } else if (p < 63) {
-                long l = anyLedger();
-                j.put("op", "lac").put("l", l);
+                long l = onAnyLedger(j, "lac");
                 j.put("ret", storage.getLastAddConfirmed(l));
             } else if (p < 65) {
-                long l = anyLedger();
-                j.put("op", "fence").put("l", l);
+                long l = onAnyLedger(j, "fence");
                 j.put("ret", storage.setFenced(l));
                 fenced.add(l);
             } else if (p < 70) {
-                long l = anyLedger();
-                j.put("op", "fenced").put("l", l);
+                long l = onAnyLedger(j, "fenced");
                 j.put("ret", storage.isFenced(l));
             } else if (p < 73) {
-                long l = anyLedger();
-                j.put("op", "readkey").put("l", l);
+                long l = onAnyLedger(j, "readkey");
                 j.putHex("ret", storage.readMasterKey(l));
             } else if (p < 76) {
                 long l = rng.nextInt(8) == 0 ? anyLedger() : (live.isEmpty() ? anyLedger() : pick(live));
@@ -195,8 +192,7 @@ public final class StorageTrace {
                 j.put("op", "setlac").put("l", l).putHex("lac", lac);
                 storage.setExplicitLac(l, Unpooled.wrappedBuffer(lac));
             } else if (p < 80) {
-                long l = anyLedger();
-                j.put("op", "getlac").put("l", l);
+                long l = onAnyLedger(j, "getlac");
                 ByteBuf b = storage.getExplicitLac(l);
                 j.putHex("ret", b == null ? null : Bookies.bytes(b));
             } else if (p < 83 && !live.isEmpty()) {
@@ -213,8 +209,7 @@ public final class StorageTrace {
                 storage.flush();
                 Bookies.awaitCleanup(storage);
             } else if (p < 94) {
-                long l = anyLedger();
-                j.put("op", "exists").put("l", l);
+                long l = onAnyLedger(j, "exists");
                 j.put("ret", storage.ledgerExists(l));
             } else if (p < 99) {
                 long first = rng.nextInt(3) == 0 ? 0 : rng.nextLong(0, 100);

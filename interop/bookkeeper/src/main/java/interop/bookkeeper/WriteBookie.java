@@ -448,14 +448,8 @@ public final class WriteBookie {
         Expected.Ledger m = new Expected.Ledger(id);
         m.masterKey = key;
         mem.put(id, m);
-        Expected.Ledger e = exp.ledger(id);
-        e.status = Expected.Status.LIVE;
         // Not in the ledgers index on disk until a checkpoint writes it.
-        e.inLedgersIndex = false;
-        e.masterKey = null;
-        e.fenced = false;
-        e.explicitLac = null;
-        e.entries.clear();
+        exp.ledger(id).reset(Expected.Status.LIVE);
         // Most ledgers store every entry; some every other or every third,
         // as a bookie of a wider ensemble does.
         long stride = switch (rng.nextInt(6)) {
@@ -584,13 +578,7 @@ public final class WriteBookie {
     /** The purge every checkpoint queues: the deleted ledgers leave both indexes. */
     private void purgeModel() {
         for (long id : deletedPending) {
-            Expected.Ledger e = exp.ledger(id);
-            e.status = Expected.Status.PURGED;
-            e.inLedgersIndex = false;
-            e.fenced = false;
-            e.masterKey = null;
-            e.explicitLac = null;
-            e.entries.clear();
+            exp.ledger(id).reset(Expected.Status.PURGED);
         }
         deletedPending.clear();
     }
