@@ -2,6 +2,7 @@ package cache
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/manual"
@@ -240,6 +241,15 @@ func (c *Cache) Close() error {
 			}
 		}
 		s.mu.Unlock()
+	}
+	if base.InvariantsEnabled {
+		// Every reader should be done, but one racing Close (a lookup
+		// that passed its DB's closed check just before) may still hold
+		// a handle for a moment. Wait for such reads, up to a second,
+		// before the allocator reports what is left as leaked.
+		for deadline := time.Now().Add(time.Second); c.alloc.Metrics().Buffers > 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	return errors.Wrap(c.alloc.Close(), "cache: close")
 }
