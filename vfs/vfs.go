@@ -13,9 +13,10 @@
 //
 // The package also owns the file-system facts every store needs, so that
 // each is written once: SyncDir (make a directory's changes durable),
-// ReplaceFile (replace a small file atomically and durably), IsNoSpace (is
-// this error a full disk) and FS.DiskUsage (how full is the disk), which the
-// in-memory FS answers too, so that a full disk can be tested in memory.
+// ReplaceFile (replace a small file atomically and durably), ReadFile (read
+// a small file whole, never more than a limit), IsNoSpace (is this error a
+// full disk) and FS.DiskUsage (how full is the disk), which the in-memory
+// FS answers too, so that a full disk can be tested in memory.
 package vfs
 
 import (

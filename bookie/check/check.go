@@ -638,32 +638,22 @@ func (c *checker) checkLogIDFile(path string, read func() (int64, bool, error), 
 	case !ok:
 		return 0, false, nil
 	}
-	data, err := readSmallFile(c.opts.FS, path)
-	if err != nil {
-		return 0, false, err
+	// The storage reads the file leniently; its bytes say whether it is
+	// exactly what the storage writes (a few bytes: a larger file is not).
+	data, err := vfs.ReadFile(c.opts.FS, path, 64)
+	if errors.Is(err, vfs.ErrFileTooLarge) {
+		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path, Err: errors.Newf("%v: damaged", err)})
+		return 0, false, nil
 	}
-	if want := string(encode(id)); string(data) != want {
+	if err != nil {
+		return 0, false, errors.Wrap(err, "bookie: check")
+	}
+	if want := encode(id); string(data) != string(want) {
 		c.addFile(Finding{Kind: FindingBadStorageFile, Path: path,
 			Err: errors.Newf("%s holds %q, not %q as the storage writes log id %#x: damaged", path, data, want, id)})
 		return 0, false, nil
 	}
 	return id, true, nil
-}
-
-// readSmallFile reads a file of a few bytes (lastId, a marker), at most
-// 64 of them.
-func readSmallFile(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, errors.Wrap(err, "bookie: check")
-	}
-	defer f.Close()
-	buf := make([]byte, 64)
-	n, err := f.ReadAt(buf, 0)
-	if n == 0 && err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.Wrapf(err, "bookie: check: reading %s", path)
-	}
-	return buf[:n], nil
 }
 
 // scanLogs scans every entry log to its end (or its first bad record),

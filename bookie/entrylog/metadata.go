@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -226,21 +227,12 @@ func (l *Logger) Metadata(id int64) (*Metadata, error) {
 // is an error matching os.ErrNotExist; one that does not decode, an error
 // matching ErrCorruption naming the file and the offset).
 func ReadMetadata(fs vfs.FS, path string) (*Metadata, error) {
-	f, err := fs.Open(path)
+	b, err := vfs.ReadFile(fs, path, metadataFixedSize+metadataLedgerSize*int64(MaxLogSizeLimit/RecordOverhead))
+	if errors.Is(err, vfs.ErrFileTooLarge) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, errors.Wrapf(ErrCorruption, "entrylog: ledgers map %v", err)
+	}
 	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, errors.Wrapf(err, "entrylog: examining %s", path)
-	}
-	if size > metadataFixedSize+metadataLedgerSize*int64(MaxLogSizeLimit/RecordOverhead) {
-		return nil, errors.Wrapf(ErrCorruption, "entrylog: %s: %d bytes, too large for a ledgers map", path, size)
-	}
-	b := make([]byte, size)
-	if err := readFull(f, b, 0); err != nil {
-		return nil, errors.Wrapf(err, "entrylog: reading %s", path)
+		return nil, errors.Wrap(err, "entrylog")
 	}
 	m, err := DecodeMetadata(b)
 	if err != nil {

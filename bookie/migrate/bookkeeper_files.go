@@ -1,9 +1,9 @@
 package migrate
 
 import (
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bookie-index/bookie-index/bookie/ondisk"
@@ -32,7 +32,7 @@ func backupBookKeeperFiles(fs vfs.FS, current string) ([]string, error) {
 	}
 	var copied []string
 	for _, name := range names {
-		if orig, ok := strings.CutSuffix(name, LastMarkBackupSuffix); ok && ondisk.IsBookKeeperFile(orig) && !contains(names, orig) {
+		if orig, ok := strings.CutSuffix(name, LastMarkBackupSuffix); ok && ondisk.IsBookKeeperFile(orig) && !slices.Contains(names, orig) {
 			if err := fs.Remove(filepath.Join(current, name)); err != nil {
 				return nil, errors.Wrap(err, "bookie: migrate")
 			}
@@ -42,7 +42,7 @@ func backupBookKeeperFiles(fs vfs.FS, current string) ([]string, error) {
 			continue
 		}
 		src := filepath.Join(current, name)
-		data, err := readSmallFile(fs, src)
+		data, err := vfs.ReadFile(fs, src, maxBookKeeperFileSize)
 		if err != nil {
 			return nil, errors.Wrapf(err, "bookie: migrate: keeping a copy of BookKeeper's %s", src)
 		}
@@ -55,39 +55,10 @@ func backupBookKeeperFiles(fs vfs.FS, current string) ([]string, error) {
 	return copied, errors.Wrap(vfs.SyncDir(fs, current), "bookie: migrate")
 }
 
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// readSmallFile reads a file of BookKeeper's here: a few bytes.
-func readSmallFile(fs vfs.FS, path string) ([]byte, error) {
-	f, err := fs.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, err
-	}
-	const maxSize = 4096
-	if size > maxSize {
-		return nil, errors.Newf("%s holds %d bytes, more than BookKeeper writes there (%d)", path, size, maxSize)
-	}
-	data := make([]byte, size)
-	if n, err := f.ReadAt(data, 0); n < len(data) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return data, nil
-}
+// maxBookKeeperFileSize bounds what migrate reads of a file of
+// BookKeeper's it copies (lastId, lastMark): a few bytes, but never
+// whatever a damaged one claims.
+const maxBookKeeperFileSize = 4096
 
 // restoreBookKeeperFiles puts the copies the migration kept (name +
 // LastMarkBackupSuffix) back in current: each replaces the file of its
@@ -103,7 +74,7 @@ func restoreBookKeeperFiles(fs vfs.FS, current, aside string) (restored, moved [
 		return nil, nil, errors.Wrapf(err, "bookie: migrate: listing %s", current)
 	}
 	for _, name := range names {
-		if ondisk.IsBookKeeperFile(name) && name != "lastId" && !contains(names, name+LastMarkBackupSuffix) {
+		if ondisk.IsBookKeeperFile(name) && name != "lastId" && !slices.Contains(names, name+LastMarkBackupSuffix) {
 			moved = append(moved, name)
 		}
 	}
@@ -115,7 +86,7 @@ func restoreBookKeeperFiles(fs vfs.FS, current, aside string) (restored, moved [
 		if !ok || !ondisk.IsBookKeeperFile(orig) {
 			continue
 		}
-		data, err := readSmallFile(fs, filepath.Join(current, name))
+		data, err := vfs.ReadFile(fs, filepath.Join(current, name), maxBookKeeperFileSize)
 		if err != nil {
 			return nil, nil, errors.Wrap(err, "bookie: migrate: roll back")
 		}

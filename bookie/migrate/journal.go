@@ -47,7 +47,7 @@ func BackupLastMarks(fs vfs.FS, ledgerDirs []string) ([]string, error) {
 			} else if !errors.Is(err, os.ErrNotExist) {
 				return made, errors.Wrapf(err, "migrate: %s", dst)
 			}
-			data, err := readSmallFile(fs, src)
+			data, err := vfs.ReadFile(fs, src, maxBookKeeperFileSize)
 			if err != nil {
 				return made, errors.Wrapf(err, "migrate: reading %s", src)
 			}

@@ -300,23 +300,13 @@ func DecodeLayout(b []byte) (*Layout, error) {
 // does not decode is an error matching ErrLayoutCorrupt.
 func ReadLayout(fs vfs.FS, dir string) (*Layout, error) {
 	path := filepath.Join(dir, LayoutFileName)
-	f, err := fs.Open(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, errors.Wrapf(err, "bookie: reading the directory layout %s", path)
-	}
-	defer f.Close()
-	size, err := f.Size()
-	if err != nil {
-		return nil, errors.Wrapf(err, "bookie: reading the directory layout %s", path)
-	}
-	if size > layoutMaxSize {
-		return nil, errors.Newf("bookie: directory layout %s: %d bytes, more than a layout record may hold", path, size)
-	}
-	data := make([]byte, size)
-	if n, err := f.ReadAt(data, 0); n != len(data) {
+	data, err := vfs.ReadFile(fs, path, layoutMaxSize)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, vfs.ErrFileTooLarge):
+		return nil, errors.Newf("bookie: directory layout %v, more than a layout record may hold", err)
+	case err != nil:
 		return nil, errors.Wrapf(err, "bookie: reading the directory layout %s", path)
 	}
 	l, err := DecodeLayout(data)

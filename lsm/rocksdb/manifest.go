@@ -40,9 +40,12 @@ type version struct {
 // readCurrent returns the MANIFEST name that the CURRENT file points at.
 func readCurrent(fs vfs.FS, dir string) (string, error) {
 	name := filepath.Join(dir, "CURRENT")
-	data, err := readWhole(fs, name, 4096)
-	if err != nil {
-		return "", err
+	data, err := vfs.ReadFile(fs, name, 4096)
+	switch {
+	case errors.Is(err, vfs.ErrFileTooLarge):
+		return "", corruptf("%v", err)
+	case err != nil:
+		return "", errors.Wrap(err, "rocksdb")
 	}
 	s := string(data)
 	if !strings.HasSuffix(s, "\n") || !strings.HasPrefix(s, "MANIFEST-") || strings.ContainsAny(s[:len(s)-1], "/\\\n") {
@@ -63,23 +66,6 @@ func openSized(fs vfs.FS, name string) (vfs.File, int64, error) {
 		return nil, 0, errors.Wrapf(err, "rocksdb: %s", name)
 	}
 	return f, size, nil
-}
-
-// readWhole reads a small file, at most limit bytes.
-func readWhole(fs vfs.FS, name string, limit int64) ([]byte, error) {
-	f, size, err := openSized(fs, name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if size > limit {
-		return nil, corruptf("%s: %d bytes, more than %d", name, size, limit)
-	}
-	data := make([]byte, size)
-	if _, err := f.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, errors.Wrapf(err, "rocksdb: read %s", name)
-	}
-	return data, nil
 }
 
 // readManifest replays the MANIFEST's version edits.

@@ -251,24 +251,14 @@ const maxCurrentSize = 256
 // readCurrent returns the number of the manifest CURRENT names.
 func readCurrent(fs vfs.FS, dir string) (uint64, error) {
 	path := FilePath(dir, FileKindCurrent, 0)
-	f, err := fs.Open(path)
-	if err != nil {
+	buf, err := vfs.ReadFile(fs, path, maxCurrentSize)
+	switch {
+	case errors.Is(err, vfs.ErrFileTooLarge):
+		return 0, base.CorruptionErrorf("manifest: %v, more than a manifest name", err)
+	case errors.Is(err, os.ErrNotExist):
 		return 0, errors.Wrapf(err, "manifest: no database in %s: opening %s", dir, path)
-	}
-	defer func() { _ = f.Close() }() // read only
-	size, err := f.Size()
-	if err != nil {
-		return 0, errors.Wrapf(err, "manifest: reading %s", path)
-	}
-	if size > maxCurrentSize {
-		return 0, base.CorruptionErrorf("manifest: %s holds %d bytes, more than a manifest name", path, size)
-	}
-	buf := make([]byte, size)
-	if n, err := f.ReadAt(buf, 0); n < len(buf) {
-		if err == nil || err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return 0, errors.Wrapf(err, "manifest: reading %s", path)
+	case err != nil:
+		return 0, errors.Wrap(err, "manifest")
 	}
 	name, hasNewline := strings.CutSuffix(string(buf), "\n")
 	kind, fileNum, ok := ParseFileName(name)
