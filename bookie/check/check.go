@@ -339,17 +339,10 @@ func Directory(opts Options) (*Result, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var engine lsm.Options
-	if o.Engine != nil {
-		engine = *o.Engine
-	}
-	if err := ondisk.UseFS(&engine, o.FS, "Engine.FS"); err != nil {
+	engine, err := ondisk.LocationsEngineOptions(o.Engine, o.FS, o.Logger)
+	if err != nil {
 		return nil, err
 	}
-	if engine.Logger == nil {
-		engine.Logger = o.Logger
-	}
-	engine.EnsureDefaults()
 	engine.ReadOnly = true
 	current := filepath.Join(o.IndexDir, "current")
 	c := &checker{

@@ -166,15 +166,9 @@ func FromRocksDB(opts Options) (*Result, error) {
 	if m.o.Logger == nil {
 		m.o.Logger = slog.New(slog.DiscardHandler)
 	}
-	if m.o.Engine != nil {
-		m.engine = *m.o.Engine
-	}
-	if err := ondisk.UseFS(&m.engine, m.o.FS, "Engine.FS"); err != nil {
+	var err error
+	if m.engine, err = ondisk.LocationsEngineOptions(m.o.Engine, m.o.FS, m.o.Logger); err != nil {
 		return nil, err
-	}
-	m.engine.EnsureDefaults()
-	if m.engine.Logger == nil {
-		m.engine.Logger = m.o.Logger
 	}
 	m.ledgersOpt = ondisk.LedgersEngineOptions(m.o.LedgersEngine, m.o.Logger)
 	if err := ondisk.UseFS(&m.ledgersOpt, m.o.FS, "LedgersEngine.FS"); err != nil {

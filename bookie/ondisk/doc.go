@@ -12,7 +12,8 @@
 //     check that refuses a BookKeeper bookie's unconverted data
 //     (unconverted.go);
 //   - the rule that one file system holds every file of a storage
-//     (UseFS, fs.go).
+//     (UseFS, fs.go), and the engine options the offline tools open a
+//     locations index with (LocationsEngineOptions).
 //
 // docs/format.md gives the persisted formats byte by byte; the golden
 // files under testdata pin them.

@@ -1,6 +1,7 @@
 package ondisk
 
 import (
+	"log/slog"
 	"reflect"
 
 	"github.com/bookie-index/bookie-index/entrylocation"
@@ -25,4 +26,24 @@ func UseFS(o *lsm.Options, fs vfs.FS, field string) error {
 func SameFS(a, b vfs.FS) bool {
 	t := reflect.TypeOf(a)
 	return t == reflect.TypeOf(b) && t.Comparable() && a == b
+}
+
+// LocationsEngineOptions returns the engine options an offline tool
+// (check, rebuild, migrate) opens or builds a locations index with: a copy
+// of custom (nil: the engine's defaults) on fs, as UseFS allows, with every
+// default filled in and logger if it has none. The caller's options are
+// left as they are.
+func LocationsEngineOptions(custom *lsm.Options, fs vfs.FS, logger *slog.Logger) (lsm.Options, error) {
+	var o lsm.Options
+	if custom != nil {
+		o = *custom
+	}
+	if err := UseFS(&o, fs, "Engine.FS"); err != nil {
+		return o, err
+	}
+	o.EnsureDefaults()
+	if o.Logger == nil {
+		o.Logger = logger
+	}
+	return o, nil
 }

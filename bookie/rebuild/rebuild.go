@@ -150,16 +150,9 @@ func LocationsIndex(opts Options) (*Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	var engine lsm.Options
-	if o.Engine != nil {
-		engine = *o.Engine
-	}
-	if err := ondisk.UseFS(&engine, o.FS, "Engine.FS"); err != nil {
+	engine, err := ondisk.LocationsEngineOptions(o.Engine, o.FS, o.Logger)
+	if err != nil {
 		return nil, err
-	}
-	engine.EnsureDefaults()
-	if engine.Logger == nil {
-		engine.Logger = o.Logger
 	}
 	ledgersOpts := ondisk.LedgersEngineOptions(o.LedgersEngine, o.Logger)
 	if err := ondisk.UseFS(&ledgersOpts, o.FS, "LedgersEngine.FS"); err != nil {
