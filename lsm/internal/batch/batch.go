@@ -69,30 +69,31 @@ type Batch struct {
 
 // Set records that key maps to value.
 func (b *Batch) Set(key, value []byte) {
-	if !b.checkKey(base.KindSet, key, "key") {
-		return
-	}
-	if len(value) > MaxValueSize {
-		b.fail(errors.Newf("batch: Set (op %d): value of %d bytes exceeds MaxValueSize (%d)",
-			b.count, len(value), MaxValueSize))
-		return
-	}
-	b.appendOp(base.KindSet, key, value, true /* hasValue */)
+	b.addWithValue(base.KindSet, key, value, "value")
 }
 
 // Merge records a merge operand for key: the DB's merge operator combines
 // it with the older versions of key when the key is read or compacted.
 func (b *Batch) Merge(key, operand []byte) {
-	if !b.checkKey(base.KindMerge, key, "key") {
-		return
+	if b.addWithValue(base.KindMerge, key, operand, "operand") {
+		b.merges++
 	}
-	if len(operand) > MaxValueSize {
-		b.fail(errors.Newf("batch: Merge (op %d): operand of %d bytes exceeds MaxValueSize (%d)",
-			b.count, len(operand), MaxValueSize))
-		return
+}
+
+// addWithValue records an operation of a key and a value (Set, Merge),
+// checked against MaxKeySize and MaxValueSize, and reports whether it was
+// recorded. what names the value argument in the error.
+func (b *Batch) addWithValue(kind base.Kind, key, value []byte, what string) bool {
+	if !b.checkKey(kind, key, "key") {
+		return false
 	}
-	b.appendOp(base.KindMerge, key, operand, true /* hasValue */)
-	b.merges++
+	if len(value) > MaxValueSize {
+		b.fail(errors.Newf("batch: %s (op %d): %s of %d bytes exceeds MaxValueSize (%d)",
+			errors.Safe(opName(kind)), b.count, errors.Safe(what), len(value), MaxValueSize))
+		return false
+	}
+	b.appendOp(kind, key, value, true /* hasValue */)
+	return true
 }
 
 // Delete records a point tombstone for key.

@@ -239,6 +239,8 @@ func TestInvalidOps(t *testing.T) {
 	}{
 		{"set key", func(b *Batch) { b.Set(tooLong, nil) }, "Set (op 1): key of 65537 bytes exceeds MaxKeySize"},
 		{"set value", func(b *Batch) { b.Set([]byte("k"), make([]byte, MaxValueSize+1)) }, "Set (op 1): value of 4194305 bytes"},
+		{"merge key", func(b *Batch) { b.Merge(tooLong, nil) }, "Merge (op 1): key of 65537 bytes exceeds MaxKeySize"},
+		{"merge operand", func(b *Batch) { b.Merge([]byte("k"), make([]byte, MaxValueSize+1)) }, "Merge (op 1): operand of 4194305 bytes exceeds MaxValueSize"},
 		{"delete key", func(b *Batch) { b.Delete(tooLong) }, "Delete (op 1): key of 65537 bytes"},
 		{"range start", func(b *Batch) { b.DeleteRange(tooLong, []byte("z")) }, "DeleteRange (op 1): start of 65537 bytes"},
 		{"range end", func(b *Batch) { b.DeleteRange([]byte("a"), tooLong) }, "DeleteRange (op 1): end of 65537 bytes"},
@@ -254,6 +256,7 @@ func TestInvalidOps(t *testing.T) {
 			require.Contains(t, b.Err().Error(), c.want)
 			require.False(t, errors.Is(b.Err(), base.ErrCorruption))
 			require.Equal(t, 1, b.Count())
+			require.False(t, b.HasMerge(), "a refused Merge is not counted")
 
 			// Later operations are ignored and the first error is kept.
 			first := b.Err()
