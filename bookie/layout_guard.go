@@ -64,6 +64,25 @@ type layoutPlan struct {
 	note string
 }
 
+// unreadableLayout is the refusal of a LAYOUT copy that could not be
+// read (err names the file, and the offset where it does not decode). A
+// copy cannot be replaced by another directory's: each records the place
+// of the directory that holds it (pair and role), which the guard checks.
+// An index directory separate from its ledger directory may lose its copy
+// (the start writes it again, as for a restored checkpoint); a ledger
+// directory's is the proof that its data is this bookie's at that place.
+func unreadableLayout(err error, place ondisk.Identity) error {
+	if !errors.Is(err, ondisk.ErrLayoutCorrupt) {
+		return errors.Wrap(err, "bookie: refusing to open")
+	}
+	if place.Role == ondisk.RoleIndex {
+		return errors.Wrapf(err, "bookie: refusing to open: the %s of %s does not decode: remove it and start again "+
+			"(the start writes a new one, as for a restored checkpoint)", ondisk.LayoutFileName, place)
+	}
+	return errors.Wrapf(err, "bookie: refusing to open: the %s of %s does not decode: restore it from a backup of this directory "+
+		"(a copy from another directory records that directory's place and is refused)", ondisk.LayoutFileName, place)
+}
+
 // configuredPairs returns the configured directory pairs, absolute.
 func configuredPairs(r *resolved) ([]ondisk.DirPair, error) {
 	pairs := make([]ondisk.DirPair, len(r.LedgerDirs))
@@ -94,13 +113,14 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	configured := ondisk.Identities(pairs)
 	var found []copyOf
 	var missing []string
 	for _, p := range pairs {
 		for _, dir := range p.LayoutDirs() {
 			l, err := ondisk.ReadLayout(r.FS, dir)
 			if err != nil {
-				return nil, errors.Wrap(err, "bookie: refusing to open: restore the file from a copy in another directory of this bookie (every directory holds the same)")
+				return nil, unreadableLayout(err, configured[dir])
 			}
 			if l == nil {
 				missing = append(missing, dir)
@@ -129,7 +149,6 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	// Each copy that records its place must be configured there: two
 	// directories swapped (or an index directory given to another pair)
 	// keep their paths' look but not their places.
-	configured := ondisk.Identities(pairs)
 	for _, c := range found {
 		if err := ondisk.CheckPlace(c.dir, c.l, configured[c.dir]); err != nil {
 			return nil, errors.Wrap(err, "bookie: refusing to open")
@@ -197,8 +216,8 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 	if len(pairs) == len(rec.Dirs) && provesEveryLedgerDir(pairs, found, configured) {
 		return nil, errors.Newf("bookie: refusing to open: the directories moved: %s were recorded, %s are configured, and each configured ledger "+
 			"directory holds this bookie's %s for its place. If they were moved on purpose (a backup restored elsewhere, a new mount point), "+
-			"record the new paths with `bookie-index relocate --conf FILE` while the bookie is stopped; otherwise configure the recorded paths",
-			ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs), ondisk.LayoutFileName)
+			"record the new paths with `%s` while the bookie is stopped; otherwise configure the recorded paths",
+			ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs), ondisk.LayoutFileName, r.RelocateCommand)
 	}
 
 	// A changed list.
@@ -206,7 +225,7 @@ func checkLayout(r *resolved) (*layoutPlan, error) {
 		return nil, errors.Newf("bookie: refusing to open: the directories changed: %s were recorded at the first start, %s are configured. "+
 			"Restore the recorded list (ledgerDirectories, indexDirectories), or, to add empty directories, set allowStorageExpansion=true: "+
 			"existing ledgers stay where they are, new ones use every directory (directories moved to new paths are recorded by "+
-			"`bookie-index relocate --conf FILE`)", ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs))
+			"`%s`)", ondisk.FormatPairs(rec.Dirs), ondisk.FormatPairs(pairs), r.RelocateCommand)
 	}
 	configuredLedgerDirs := ledgerDirs(pairs)
 	for _, old := range rec.Dirs {

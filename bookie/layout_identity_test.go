@@ -69,6 +69,51 @@ func TestLayoutGuardMovedDirectories(t *testing.T) {
 	require.ErrorContains(t, err, "the directories moved: [/a (index /ia), /b (index /ib)] were recorded, "+
 		"[/new/a (index /new/ia), /new/b (index /new/ib)] are configured")
 	require.ErrorContains(t, err, "bookie-index relocate --conf FILE")
+
+	// The command named is the configuration's, when the caller says it.
+	o := env.options()
+	o.LedgerDirs, o.IndexDirs = []string{"/new/a", "/new/b"}, []string{"/new/ia", "/new/ib"}
+	o.RelocateCommand = "bookie-index relocate --conf /etc/bk.conf"
+	_, err = Open(o)
+	require.ErrorContains(t, err, "record the new paths with `bookie-index relocate --conf /etc/bk.conf` while the bookie is stopped")
+}
+
+// TestLayoutGuardUnreadableCopy: a LAYOUT copy that does not decode is
+// refused saying what to do: an index directory's is removed (the start
+// writes it again), a ledger directory's restored from a backup (another
+// directory's copy records another place).
+func TestLayoutGuardUnreadableCopy(t *testing.T) {
+	env := newTestEnv()
+	ledgers, indexes := []string{"/a", "/b"}, []string{"/ia", "/ib"}
+	s, err := env.openPairs(ledgers, indexes)
+	require.NoError(t, err)
+	addLedgers(t, s, 0, 10)
+	require.NoError(t, s.Close())
+
+	for _, dir := range []string{"/ib", "/b"} {
+		good := readFileBytes(t, env.mem, dir+"/current/LAYOUT")
+		bad := append([]byte(nil), good...)
+		bad[20] ^= 1
+		writeFileBytes(t, env.mem, dir+"/current/LAYOUT", bad)
+		_, err = env.openPairs(ledgers, indexes)
+		require.ErrorIs(t, err, ondisk.ErrLayoutCorrupt)
+		require.ErrorContains(t, err, "directory layout "+dir+"/current/LAYOUT: offset ")
+		if dir == "/ib" {
+			require.ErrorContains(t, err, "the LAYOUT of the index directory of pair 2 does not decode: remove it and start again")
+			require.NoError(t, env.mem.Remove(dir+"/current/LAYOUT"))
+		} else {
+			require.ErrorContains(t, err, "the LAYOUT of the ledger directory of pair 2 does not decode: restore it from a backup of this directory")
+			// Another directory's copy does not fit: it records its place.
+			writeFileBytes(t, env.mem, dir+"/current/LAYOUT", readFileBytes(t, env.mem, "/a/current/LAYOUT"))
+			_, err = env.openPairs(ledgers, indexes)
+			require.ErrorIs(t, err, ondisk.ErrMisplaced)
+			writeFileBytes(t, env.mem, dir+"/current/LAYOUT", good)
+		}
+		s, err = env.openPairs(ledgers, indexes)
+		require.NoError(t, err, dir)
+		requireLedgers(t, s, 0, 10)
+		require.NoError(t, s.Close())
+	}
 }
 
 // TestLayoutGuardUpgradesVersion1Copies: copies written by a version

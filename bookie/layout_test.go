@@ -176,6 +176,7 @@ func TestLayoutGuardRefusals(t *testing.T) {
 	require.ErrorIs(t, err, ondisk.ErrLayoutCorrupt)
 	require.ErrorContains(t, err, "directory layout /b/current/LAYOUT: offset ")
 	require.ErrorContains(t, err, "checksum")
+	require.ErrorContains(t, err, "the LAYOUT of the ledger and index directory of pair 2 does not decode: restore it from a backup of this directory")
 
 	require.NoError(t, env.mem.Remove("/b/current/LAYOUT"))
 	_, err = env.openWith([]string{"/a", "/b"}, false)

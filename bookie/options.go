@@ -180,6 +180,11 @@ type Options struct {
 	// new ledgers use every directory. Without it a changed list is
 	// refused (see layout_guard.go).
 	AllowStorageExpansion bool
+	// RelocateCommand is the command that records moved directories' new
+	// paths for this configuration, as the refusal of moved directories
+	// names it (bookie-index serve passes its own --conf). Default:
+	// "bookie-index relocate --conf FILE".
+	RelocateCommand string
 	// LatencyRollover is the window the latency quantiles cover, the
 	// storage's and its indexes' (prometheusStatsLatencyRolloverSeconds).
 	// Zero: 60 seconds.
@@ -267,6 +272,7 @@ func (o *Options) resolve() (*resolved, error) {
 		r.indexOpts.EnableStatistics = true
 	}
 	orDefault(&r.indexOpts.LatencyRollover, r.LatencyRollover)
+	orDefault(&r.RelocateCommand, "bookie-index relocate --conf FILE")
 	// A copy: the caller's engine options are left as they are.
 	var engine lsm.Options
 	if r.indexOpts.Engine != nil {

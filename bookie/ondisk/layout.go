@@ -305,7 +305,7 @@ func ReadLayout(fs vfs.FS, dir string) (*Layout, error) {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
 	case errors.Is(err, vfs.ErrFileTooLarge):
-		return nil, errors.Newf("bookie: directory layout %v, more than a layout record may hold", err)
+		return nil, errors.Wrapf(ErrLayoutCorrupt, "bookie: directory layout %v, more than a layout record may hold", err)
 	case err != nil:
 		return nil, errors.Wrapf(err, "bookie: reading the directory layout %s", path)
 	}

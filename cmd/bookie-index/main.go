@@ -139,8 +139,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bookie-index %s: %v (run 'bookie-index %s -h' for usage)\n", cmd, oneLine(err), cmd)
 		return code
 	}
-	fmt.Fprintf(stderr, "bookie-index %s: %v\n", cmd, err)
+	fmt.Fprintf(stderr, "bookie-index %s\n", withCommand(cmd, err.Error()))
 	return code
+}
+
+// withCommand prefixes msg with the command's name, once: the packages
+// behind some commands (relocate) start their errors with the same name,
+// which read "relocate: relocate: ..." prefixed again.
+func withCommand(cmd, msg string) string {
+	if strings.HasPrefix(msg, cmd+": ") {
+		return msg
+	}
+	return cmd + ": " + msg
 }
 
 // oneLine joins the lines of an error's message, so that a usage error is

@@ -351,7 +351,7 @@ func TestRelocateMovedDirectories(t *testing.T) {
 	require.NoError(t, os.Rename(old, moved))
 	_, _, err = startServeIn(t, "--conf", newConf)
 	require.ErrorContains(t, err, "the directories moved: ["+filepath.Join(old, "l1")+" (index "+filepath.Join(old, "i1")+")")
-	require.ErrorContains(t, err, "bookie-index relocate --conf FILE")
+	require.ErrorContains(t, err, "bookie-index relocate --conf "+newConf)
 
 	// Swapped: refused naming both, nothing written.
 	l1, l2 := filepath.Join(moved, "l1"), filepath.Join(moved, "l2")
@@ -362,6 +362,7 @@ func TestRelocateMovedDirectories(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, l1+"/current is the ledger directory of pair 2 of this bookie (recorded at "+filepath.Join(old, "l2")+"/current), "+
 		"but it is configured as the ledger directory of pair 1")
+	require.True(t, strings.HasPrefix(errOut, "bookie-index relocate: "+l1+"/current is"), "one prefix: %s", errOut)
 	require.NoError(t, os.Rename(l1, l1+".tmp"))
 	require.NoError(t, os.Rename(l2, l1))
 	require.NoError(t, os.Rename(l1+".tmp", l2))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/bookie-index/bookie-index/bookie"
 	"github.com/bookie-index/bookie-index/conf"
@@ -50,8 +52,34 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 			LatencyRollover:  c.PrometheusStatsLatencyRollover,
 			Logger:           logger,
 		},
+		RelocateCommand:  relocateCommand(c),
 		LatencyRollover:  c.PrometheusStatsLatencyRollover,
 		EnableStatistics: c.EnableStatistics,
 		Logger:           logger,
 	}, notes, nil
+}
+
+// relocateCommand is the relocate command for c, as the storage's refusal
+// of moved directories names it: with c's file, so that it reads the
+// directories the refused start was given; with the embedded file, the
+// directories themselves (they came from --set or the environment).
+func relocateCommand(c *conf.Config) string {
+	if c.Source != "" && c.Source != conf.EmbeddedServerConfName {
+		return "bookie-index relocate --conf " + shellQuote(c.Source)
+	}
+	cmd := "bookie-index relocate --set " + shellQuote("ledgerDirectories="+strings.Join(c.LedgerDirectories, ","))
+	if len(c.IndexDirectories) > 0 && !slices.Equal(c.IndexDirectories, c.LedgerDirectories) {
+		cmd += " --set " + shellQuote("indexDirectories="+strings.Join(c.IndexDirectories, ","))
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell if it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
