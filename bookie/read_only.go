@@ -363,6 +363,20 @@ func (d *DirStorage) checkWritable(op string) error {
 	return nil
 }
 
+// Full reports whether the last disk check found the directory over
+// diskUsageThreshold (and none since found it below
+// diskUsageLwmThreshold), and why. With ReadOnlyOnlyWhenAllDisksFull
+// (readOnlyModeOnAnyDiskFullEnabled=false) a full directory takes no new
+// ledger and refuses adds to its own while the others go on, and the
+// storage stays writable until every directory is full; otherwise one full
+// directory makes the storage read-only.
+func (d *DirStorage) Full() (bool, string) {
+	d.ro.mu.Lock()
+	defer d.ro.mu.Unlock()
+	why, full := d.ro.full[d.ledgerDir]
+	return full, why
+}
+
 // CanCreateIndexFiles says whether an entry location compaction, which
 // writes its new tables before it removes the old, may start: always
 // while the directory takes writes; while the storage is read-only (or

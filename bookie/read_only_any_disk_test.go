@@ -63,6 +63,11 @@ func TestReadOnlyOnlyWhenAllDisksFull(t *testing.T) {
 	s.CheckDisks()
 	ro, _ := s.ReadOnly()
 	require.False(t, ro, "one full directory: the storage stays writable")
+	full, why := s.Dirs()[1].Full()
+	require.True(t, full, "the full directory says so (the admin API's state and writable_dirs)")
+	require.Equal(t, "/d1/current is 95.0% used, over diskUsageThreshold 90.0%", why)
+	full, _ = s.Dirs()[0].Full()
+	require.False(t, full)
 	err := s.AddEntry(1, 100, []byte("x")) // ledger 1 lives in /d1
 	require.ErrorIs(t, err, ErrReadOnly)
 	require.ErrorContains(t, err, "directory /d1/current is full")
@@ -96,6 +101,8 @@ func TestReadOnlyOnlyWhenAllDisksFull(t *testing.T) {
 	s.CheckDisks()
 	ro, _ = s.ReadOnly()
 	require.False(t, ro, "one directory below the low-water mark: writable again")
+	full, _ = s.Dirs()[0].Full()
+	require.False(t, full, "below the low-water mark: not full")
 	require.Equal(t, []bool{true, false}, notes)
 	require.NoError(t, s.Close())
 
@@ -132,5 +139,7 @@ func TestReadOnlyAnyDiskFullDefault(t *testing.T) {
 	ro, _ := s.ReadOnly()
 	require.True(t, ro)
 	require.ErrorIs(t, s.AddEntry(0, 100, []byte("x")), ErrReadOnly)
+	full, _ := s.Dirs()[1].Full()
+	require.True(t, full)
 	require.NoError(t, s.Close())
 }

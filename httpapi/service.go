@@ -58,6 +58,17 @@ type Directory struct {
 	// (*bookie.DirStorage: not in a read-only storage whose index disk
 	// has less than minUsableSizeForIndexFileCreation usable).
 	IndexFiles IndexFileSpace
+	// Space, if set, says whether the directory is full
+	// (*bookie.DirStorage): the state endpoint's directories and the
+	// bookie_ledger_writable_dirs gauge report it. A full directory does
+	// not make the storage read-only with readOnlyModeOnAnyDiskFullEnabled
+	// false, so only these show it.
+	Space DirectorySpace
+}
+
+// DirectorySpace reports whether a directory is full, and why.
+type DirectorySpace interface {
+	Full() (bool, string)
 }
 
 // IndexFileSpace is what a compaction asks before it starts: whether the
@@ -450,11 +461,19 @@ func (s *Service) serveState(w http.ResponseWriter, r *http.Request) {
 	readOnly, _ := s.readOnly()
 	dirs := make([]any, len(s.dirs))
 	for i, d := range s.dirs {
-		dirs[i] = jsonObject{
+		obj := jsonObject{
 			{"ledgerDir", d.LedgerDir},
 			{"indexDir", d.IndexDir},
 			{"entryLocationDBPath", d.path},
 		}
+		if d.Space != nil {
+			full, why := d.Space.Full()
+			obj = append(obj, jsonField{"full", full})
+			if full {
+				obj = append(obj, jsonField{"fullReason", why})
+			}
+		}
+		dirs[i] = obj
 	}
 	writeJSON(w, http.StatusOK, jsonObject{
 		{"running", !closed},

@@ -92,19 +92,31 @@ func readOnlyError(w http.ResponseWriter, err error) {
 	writeText(w, http.StatusServiceUnavailable, err.Error())
 }
 
-// stateCollector exports upstream's bookie_SERVER_STATUS gauge: 1 while
-// the storage is writable, 0 while it is read-only.
+// stateCollector exports upstream's bookie_SERVER_STATUS gauge (1 while
+// the storage is writable, 0 while it is read-only) and its
+// LedgerDirsManager's bookie_ledger_num_dirs and
+// bookie_ledger_writable_dirs (the ledger directories not full).
 type stateCollector struct {
-	s      *Service
-	status *prometheus.Desc
+	s                      *Service
+	status, dirs, writable *prometheus.Desc
 }
 
 func newStateCollector(s *Service) *stateCollector {
-	return &stateCollector{s: s, status: prometheus.NewDesc("bookie_SERVER_STATUS",
-		"1 while the storage takes writes, 0 while it is read-only (the log's WARN line and /api/v1/bookie/state/readonly say why).", nil, nil)}
+	return &stateCollector{s: s,
+		status: prometheus.NewDesc("bookie_SERVER_STATUS",
+			"1 while the storage takes writes, 0 while it is read-only (the log's WARN line and /api/v1/bookie/state/readonly say why).", nil, nil),
+		dirs: prometheus.NewDesc("bookie_ledger_num_dirs", "Ledger directories configured.", nil, nil),
+		writable: prometheus.NewDesc("bookie_ledger_writable_dirs",
+			"Ledger directories not full (over diskUsageThreshold until below diskUsageLwmThreshold); /api/v1/bookie/state names the full ones. "+
+				"With readOnlyModeOnAnyDiskFullEnabled=false a full directory takes no new ledger while the storage stays writable.", nil, nil),
+	}
 }
 
-func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.status }
+func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.status
+	ch <- c.dirs
+	ch <- c.writable
+}
 
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	v := 1.0
@@ -112,4 +124,14 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		v = 0
 	}
 	ch <- prometheus.MustNewConstMetric(c.status, prometheus.GaugeValue, v)
+	writable := 0
+	for _, d := range c.s.dirs {
+		if d.Space == nil {
+			writable++
+		} else if full, _ := d.Space.Full(); !full {
+			writable++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(c.dirs, prometheus.GaugeValue, float64(len(c.s.dirs)))
+	ch <- prometheus.MustNewConstMetric(c.writable, prometheus.GaugeValue, float64(writable))
 }

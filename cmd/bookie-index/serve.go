@@ -297,7 +297,7 @@ func openStorage(c *conf.Config, log *slog.Logger, onReadOnly func(readOnly bool
 	}
 	var dirs []httpapi.Directory
 	for _, d := range storage.Dirs() {
-		dirs = append(dirs, httpapi.Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex(), IndexFiles: d})
+		dirs = append(dirs, httpapi.Directory{LedgerDir: d.LedgerDir(), IndexDir: d.IndexDir(), Index: d.LocationIndex(), IndexFiles: d, Space: d})
 		log.Info("entry location index open", "path", d.LocationIndex().Path())
 		logEffectiveOptions(log, d.LocationIndex().Path(), d.LocationIndex().DB())
 	}
