@@ -377,7 +377,7 @@ func checkEntryLogs(o RollBackOptions, idxCur, ledCur string, res *RollBackResul
 		if kerr != nil || verr != nil || ledgerID < 0 || entryID < 0 || location <= 0 || !held[ledgerID] {
 			return nil // not a location BookKeeper reads
 		}
-		perLog[location>>32]++
+		perLog[entrylog.LocationLogID(location)]++
 		seen++
 		s := named{ledgerID, entryID, location}
 		if len(samples) < o.Samples {
