@@ -124,6 +124,12 @@ func (r *runner) diskBoundRows(cacheBytes int64) error {
 	}
 	probe := func(when string) (randomReads, error) {
 		r.logf("disk-bound: random reads of the disk %s the reader (%d-byte reads, %d threads, %s)", when, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
+		// The files as they are now: a reader may have replaced some
+		// (RocksDB writes a new OPTIONS file and removes the old at open).
+		files, err := storeFiles(r.dir)
+		if err != nil {
+			return randomReads{}, err
+		}
 		return probeRandomReads(files, cfg.BlockSize, cfg.Threads, cfg.DiskProbeTime)
 	}
 	diskBefore, err := probe("before")
