@@ -3,9 +3,7 @@ package lsm
 import (
 	"context"
 	"encoding/binary"
-	"math/rand"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -25,9 +23,7 @@ func floorKey(ledger, entry uint64) []byte {
 // have answered most floors of the settled index, so that it is tested at
 // all.
 func TestLastInOneTableMatchesGeneralPath(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := newTestRand(t)
 	opts := smallOptions(NewMemFS())
 	opts.IdleCompactionDelay = -1
 	d, err := Open("db", opts)

@@ -422,9 +422,7 @@ func (fixedMerge) Name() string { return "test.failing" }
 // operands to shared counters: after recovery every counter holds exactly
 // the operands of the batches present, and every synced batch is present.
 func TestCrashRecoveryMerge(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := newTestRand(t)
 	const counters = 4
 	fs := vfs.NewMem()
 	opts := func(fs FS) *Options {

@@ -303,8 +303,7 @@ func TestTombstoneConversionCases(t *testing.T) {
 // runs of keys; each writer owns its keys, and at the end the DB holds
 // exactly what the writers left. Run it with -race.
 func TestTombstoneConversionConcurrent(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := newTestRand(t).Int63()
 	d, err := Open("db", func() *Options {
 		o := smallOptions(NewMemFS())
 		o.MinTombstonesForRangeConversion = 4
