@@ -1,85 +1,35 @@
 package conf
 
 import (
+	_ "embed"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
-// upstreamKeys returns the keys of BookKeeper's bk_server.conf (its
-// conf/bk_server.conf, every key it lists, set or commented out). A
-// bk_server.conf shared with a bookie holds many of them; those
+// upstreamKeysFile holds the keys of BookKeeper's bk_server.conf (its
+// conf/bk_server.conf, every key it lists, set or commented out), one a
+// line. A bk_server.conf shared with a bookie holds many of them; those
 // bookie-index does not use are recognized (one summary line at start,
 // not a warning each), and any other key that is close to one of ours gets
 // a did-you-mean warning.
-func upstreamKeys() []string {
-	return []string{
-		"advertisedAddress", "allocatorLeakDetectionPolicy", "allocatorOutOfMemoryPolicy",
-		"allocatorPoolingConcurrency", "allocatorPoolingPolicy", "allowEphemeralPorts", "allowLoopback",
-		"allowMultipleDirsUnderSameDiskPartition", "allowShadedLedgerManagerFactoryClass", "allowStorageExpansion",
-		"auditorAcquireConcurrentOpenLedgerOperationsTimeOutMSec", "auditorLedgerVerificationPercentage",
-		"auditorMaxNumberOfConcurrentOpenLedgerOperations", "auditorPeriodicBookieCheckInterval",
-		"auditorPeriodicCheckInterval", "authorizedRoles", "autoRecoveryDaemonEnabled",
-		"bookieAddressResolverEnabled", "bookieAuthProviderFactoryClass", "bookieDeathWatchInterval", "bookieId",
-		"bookiePort", "byteBufAllocatorSizeInitial", "byteBufAllocatorSizeMax", "byteBufAllocatorSizeMin",
-		"codahaleStatsCSVEndpoint", "codahaleStatsGraphiteEndpoint", "codahaleStatsJmxEndpoint",
-		"codahaleStatsOutputFrequencySeconds", "codahaleStatsPrefix", "codahaleStatsSlf4jEndpoint",
-		"compactionMaxOutstandingRequests", "compactionRate", "compactionRateByBytes", "compactionRateByEntries",
-		"dbStorage_directIOEntryLoggerMaxFdCacheTimeSeconds", "dbStorage_directIOEntryLoggerReadBufferSizeMB",
-		"dbStorage_directIOEntryLoggerTotalReadBufferSizeMB", "dbStorage_directIOEntryLoggerTotalWriteBufferSizeMB",
-		"dbStorage_readAheadCacheBatchBytesSize", "dbStorage_readAheadCacheBatchSize",
-		"dbStorage_readAheadCacheMaxSizeMb", "dbStorage_rocksDB_blockCacheSize", "dbStorage_rocksDB_blockSize",
-		"dbStorage_rocksDB_bloomFilterBitsPerKey", "dbStorage_rocksDB_checksum_type",
-		"dbStorage_rocksDB_format_version", "dbStorage_rocksDB_logPath", "dbStorage_rocksDB_maxSizeInLevel1MB",
-		"dbStorage_rocksDB_numFilesInLevel0", "dbStorage_rocksDB_numLevels", "dbStorage_rocksDB_sstSizeInMB",
-		"dbStorage_rocksDB_writeBufferSizeMB", "dbStorage_writeCacheMaxSizeMb", "defaultRocksdbConf", "digestType",
-		"disableServerSocketBind", "diskCheckInterval", "diskUsageLwmThreshold", "diskUsageThreshold",
-		"diskUsageWarnThreshold", "dlog.bkcAckQuorumSize", "dlog.bkcEnsembleSize", "dlog.bkcWriteQuorumSize",
-		"enableBusyWait", "enableDigestTypeAutodetection", "enableLocalTransport", "enableStatistics",
-		"enableTaskExecutionStats", "enforceMinNumFaultDomainsForWrite", "enforceMinNumRacksPerWriteQuorum",
-		"ensemblePlacementPolicy", "entryLocationCompactionInterval", "entryLocationRocksdbConf",
-		"entryLogFilePreallocationEnabled", "entryLogPerLedgerCounterLimitsMultFactor", "entryLogPerLedgerEnabled",
-		"entrylogMapAccessExpiryTimeInSeconds", "exposeDefaultJVMMetrics", "extraServerComponents",
-		"fileInfoCacheInitialCapacity", "fileInfoMaxIdleTime", "flushEntrylogBytes", "flushInterval",
-		"forceAllowCompaction", "forceReadOnlyBookie", "gcEntryLogMetadataCacheEnabled",
-		"gcEntryLogMetadataCachePath", "gcMetadataOpRateLimit", "gcOverreplicatedLedgerMaxConcurrentRequests",
-		"gcOverreplicatedLedgerWaitTime", "gcWaitTime", "httpServerClass", "httpServerEnabled", "httpServerHost",
-		"httpServerKeyStorePassword", "httpServerKeyStorePath", "httpServerPort", "httpServerTlsEnable",
-		"httpServerTrustStorePassword", "httpServerTrustStorePath", "ignoreExtraServerComponentsStartupFailures",
-		"indexDirectories", "isForceGCAllowWhenNoSpace", "isThrottleByBytes", "journalAdaptiveGroupWrites",
-		"journalAlignmentSize", "journalBufferedEntriesThreshold", "journalBufferedWritesThreshold",
-		"journalChannelProvider", "journalDirectories", "journalDirectory", "journalFlushWhenQueueEmpty",
-		"journalFormatVersionToWrite", "journalMaxBackups", "journalMaxGroupWaitMSec", "journalMaxMemorySizeMb",
-		"journalMaxSizeMB", "journalPreAllocSizeMB", "journalQueueSize", "journalRemoveFromPageCache",
-		"journalSyncData", "journalWriteBufferSizeKB", "journalWriteData", "ledgerDirectories",
-		"ledgerManagerFactoryClass", "ledgerManagerType", "ledgerMetadataRocksdbConf", "ledgerStorageClass",
-		"listeningInterface", "logSizeLimit", "lostBookieRecoveryDelay", "majorCompactionInterval",
-		"majorCompactionMaxTimeMillis", "majorCompactionThreshold", "maxPendingAddRequestsPerThread",
-		"maxPendingReadRequestsPerThread", "maximumNumberOfActiveEntryLogs", "metadataServiceUri",
-		"minNumRacksPerWriteQuorum", "minUsableSizeForEntryLogCreation", "minUsableSizeForHighPriorityWrites",
-		"minUsableSizeForIndexFileCreation", "minorCompactionInterval", "minorCompactionMaxTimeMillis",
-		"minorCompactionThreshold", "nettyMaxFrameSizeBytes", "networkTopologyScriptFileName",
-		"networkTopologyScriptNumberArgs", "numAddWorkerThreads", "numHighPriorityWorkerThreads",
-		"numLongPollWorkerThreads", "numOfMemtableFlushThreads", "numReadWorkerThreads", "openFileLimit",
-		"openLedgerRereplicationGracePeriod", "pageLimit", "pageSize", "passwd", "permittedStartupUsers",
-		"persistBookieStatusEnabled", "readBufferSizeBytes", "readOnlyModeEnabled",
-		"readOnlyModeOnAnyDiskFullEnabled", "readWorkerThreadsThrottlingEnabled", "reorderReadSequenceEnabled",
-		"reppDnsResolverClass", "requestTimerNumTicks", "requestTimerTickDurationMs", "rereplicationEntryBatchSize",
-		"rwRereplicateBackoffMs", "sanityCheckMetricsEnabled", "serverNumIOThreads", "serverSockKeepalive",
-		"serverTcpLinger", "serverTcpNoDelay", "shadedLedgerManagerFactoryClassPrefix", "skipListArenaChunkSize",
-		"skipListArenaMaxAllocSize", "skipListSizeLimit", "sortedLedgerStorageEnabled",
-		"stickyReadSEnabled", "storage.cluster.controller.schedule.interval.ms", "storage.range.store.dirs",
-		"storage.serve.readonly.tables", "storageserver.grpc.port",
-		"storeSystemTimeAsLedgerUnderreplicatedMarkTime", "tlsCertFilesRefreshDurationSeconds",
-		"tlsCertificatePath", "tlsClientAuthentication", "tlsKeyStore", "tlsKeyStorePasswordPath",
-		"tlsKeyStoreType", "tlsProvider", "tlsProviderFactoryClass", "tlsTrustStore", "tlsTrustStorePasswordPath",
-		"tlsTrustStoreType", "useHostNameAsBookieID", "useShortHostName", "useTargetEntryLogSizeForGc",
-		"useTransactionalCompaction", "verifyMetadataOnGC", "writeBufferSizeBytes", "zkEnableSecurity",
-		"zkLedgersRootPath", "zkReplicationTaskRateLimit", "zkRequestRateLimit", "zkRetryBackoffMaxMs",
-		"zkRetryBackoffStartMs", "zkServers", "zkTimeout",
+//
+//go:embed upstream_keys.txt
+var upstreamKeysFile string
+
+// upstreamKeys returns the keys of upstreamKeysFile, in its (sorted)
+// order: its lines but blank ones and # comments.
+var upstreamKeys = sync.OnceValue(func() []string {
+	var keys []string
+	for _, line := range strings.Split(upstreamKeysFile, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			keys = append(keys, line)
+		}
 	}
-}
+	return keys
+})
 
 // unusedKey is a key a source set that Load does not use.
 type unusedKey struct {
@@ -124,7 +74,8 @@ const dbLedgerStorageClass = "org.apache.bookkeeper.bookie.storage.ldb.DbLedgerS
 
 // isUpstreamKey reports whether key is one of upstream's bk_server.conf.
 func isUpstreamKey(key string) bool {
-	return slices.Contains(upstreamKeys(), key)
+	_, found := slices.BinarySearch(upstreamKeys(), key)
+	return found
 }
 
 // keyNotes describes the keys the sources set that Load does not use.

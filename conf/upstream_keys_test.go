@@ -98,3 +98,19 @@ func TestLoadAllErrors(t *testing.T) {
 	// second problem about it.
 	require.NotContains(t, msg, "flushInterval: 0")
 }
+
+// TestUpstreamKeysFile: upstream_keys.txt is read whole (comments left
+// out), sorted without repeats (isUpstreamKey searches it), and holds
+// every upstream key ignoredKeys explains.
+func TestUpstreamKeysFile(t *testing.T) {
+	keys := upstreamKeys()
+	require.Len(t, keys, 212)
+	require.Equal(t, "advertisedAddress", keys[0])
+	require.Equal(t, "zkTimeout", keys[len(keys)-1])
+	for i := 1; i < len(keys); i++ {
+		require.Less(t, keys[i-1], keys[i], "upstream_keys.txt line order")
+	}
+	for k := range ignoredKeys() {
+		require.True(t, isUpstreamKey(k), "ignored key %s", k)
+	}
+}
