@@ -97,6 +97,17 @@ static std::string ledgerKey(uint64_t ledger) {
   return k;
 }
 
+// newDBOptions starts the options of every database here: a new one (never
+// an existing directory's), with table options t (copied) and compression c.
+static Options newDBOptions(const BlockBasedTableOptions& t, CompressionType c) {
+  Options o;
+  o.create_if_missing = true;
+  o.error_if_exists = true;
+  o.compression = c;
+  o.table_factory.reset(NewBlockBasedTableFactory(t));
+  return o;
+}
+
 // ledgersDB writes a ledger-metadata database (current/ledgers) with the
 // options BookKeeper gives it in bookie-conf mode: RocksDB's defaults (so
 // Snappy, 4 KiB blocks, no filter) but format_version 5 and kxxHash.
@@ -104,11 +115,8 @@ static int ledgersDB(const std::string& dir) {
   BlockBasedTableOptions t;
   t.format_version = 5;
   t.checksum = kxxHash;
-  Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
+  Options o = newDBOptions(t, Options().compression);  // RocksDB's default
   o.avoid_flush_during_shutdown = true;
-  o.table_factory.reset(NewBlockBasedTableFactory(t));
   DB* db;
   check(DB::Open(o, dir, &db), "open");
   auto put = [&](uint64_t l, bool fenced, bool limbo, bool withLac) {
@@ -139,17 +147,13 @@ static void waitIdle(DB* db);
 // the throughput measurement in docs/design.md; not a committed fixture.
 static int measureDB(BlockBasedTableOptions t, const std::string& dir) {
   t.block_size = 65536;
-  Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
-  o.compression = kLZ4Compression;
+  Options o = newDBOptions(t, kLZ4Compression);
   o.write_buffer_size = 4 << 20;  // several tables and levels from 24 MB of keys
   o.max_write_buffer_number = 4;
   o.level0_file_num_compaction_trigger = 4;
   o.max_bytes_for_level_base = 16 << 20;
   o.target_file_size_base = 4 << 20;
   o.level_compaction_dynamic_level_bytes = true;
-  o.table_factory.reset(NewBlockBasedTableFactory(t));
   DB* db;
   check(DB::Open(o, dir, &db), "open");
   std::mt19937_64 rng(5);
@@ -185,10 +189,7 @@ static void waitIdle(DB* db) {
 // levels and sequence numbers are zeroed at the bottom; its last writes stay
 // in the WAL.
 static int randomDB(BlockBasedTableOptions t, const std::string& dir) {
-  Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
-  o.compression = kLZ4Compression;
+  Options o = newDBOptions(t, kLZ4Compression);
   o.write_buffer_size = 32 << 10;
   o.num_levels = 7;
   o.level0_file_num_compaction_trigger = 2;
@@ -197,7 +198,6 @@ static int randomDB(BlockBasedTableOptions t, const std::string& dir) {
   o.target_file_size_base = 8 << 10;
   o.level_compaction_dynamic_level_bytes = false;  // fill L1, L2, ... in turn
   o.avoid_flush_during_shutdown = true;
-  o.table_factory.reset(NewBlockBasedTableFactory(t));
   DB* db;
   check(DB::Open(o, dir, &db), "open");
   std::mt19937_64 rng(17);
@@ -276,10 +276,7 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  Options o;
-  o.create_if_missing = true;
-  o.error_if_exists = true;
-  o.compression = compression;
+  Options o = newDBOptions(t, compression);
   o.write_buffer_size = 64 << 20;
   o.max_write_buffer_number = 4;
   o.num_levels = 7;
@@ -295,7 +292,6 @@ int main(int argc, char** argv) {
     // RocksDB sanitizes recycling away under any other recovery mode.
     o.wal_recovery_mode = WALRecoveryMode::kSkipAnyCorruptedRecords;
   }
-  o.table_factory.reset(NewBlockBasedTableFactory(t));
 
   DB* db;
   check(DB::Open(o, dir, &db), "open");
