@@ -324,14 +324,8 @@ func (r *Result) Summary() string {
 func Directory(opts Options) (*Result, error) {
 	start := time.Now()
 	o := opts
-	if o.LedgerDir == "" {
-		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: check: no ledger directory")
-	}
-	if o.IndexDir == "" {
-		o.IndexDir = o.LedgerDir
-	}
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if err := ondisk.FillDirs("bookie: check", ondisk.LedgerDirRequired, &o.LedgerDir, &o.IndexDir, &o.FS); err != nil {
+		return nil, err
 	}
 	if o.MaxFindings <= 0 {
 		o.MaxFindings = DefaultMaxFindings

@@ -151,14 +151,8 @@ type migration struct {
 // directory an open storage holds (lsm.LockDir fails) is refused.
 func FromRocksDB(opts Options) (*Result, error) {
 	m := &migration{o: opts, start: time.Now()}
-	if m.o.IndexDir == "" {
-		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: migrate: no index directory")
-	}
-	if m.o.LedgerDir == "" {
-		m.o.LedgerDir = m.o.IndexDir
-	}
-	if m.o.FS == nil {
-		m.o.FS = vfs.Default
+	if err := ondisk.FillDirs("bookie: migrate", ondisk.IndexDirRequired, &m.o.LedgerDir, &m.o.IndexDir, &m.o.FS); err != nil {
+		return nil, err
 	}
 	if m.o.Samples == 0 {
 		m.o.Samples = DefaultSamples

@@ -108,14 +108,8 @@ type RollBackResult struct {
 // rolled back).
 func RollBack(o RollBackOptions) (*RollBackResult, error) {
 	start := time.Now()
-	if o.IndexDir == "" {
-		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: migrate: roll back: no index directory")
-	}
-	if o.LedgerDir == "" {
-		o.LedgerDir = o.IndexDir
-	}
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if err := ondisk.FillDirs("bookie: migrate: roll back", ondisk.IndexDirRequired, &o.LedgerDir, &o.IndexDir, &o.FS); err != nil {
+		return nil, err
 	}
 	if o.Samples == 0 {
 		o.Samples = DefaultSamples

@@ -132,14 +132,8 @@ func (r *Result) FewerEntries() bool {
 func LocationsIndex(opts Options) (*Result, error) {
 	start := time.Now()
 	o := opts
-	if o.IndexDir == "" {
-		o.IndexDir = o.LedgerDir
-	}
-	if o.LedgerDir == "" {
-		return nil, errors.Wrap(entrylocation.ErrInvalidArgument, "bookie: rebuild: no ledger directory")
-	}
-	if o.FS == nil {
-		o.FS = vfs.Default
+	if err := ondisk.FillDirs("bookie: rebuild", ondisk.LedgerDirRequired, &o.LedgerDir, &o.IndexDir, &o.FS); err != nil {
+		return nil, err
 	}
 	if o.RunEntries <= 0 {
 		o.RunEntries = DefaultRunEntries
