@@ -11,17 +11,10 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// checkProgressEvery is how often check reports a directory's progress.
-const checkProgressEvery = 2 * time.Second
-
 // runCheck checks the directory layout, then everything serve reads of
 // every ledger directory, offline: findings and a summary per directory
 // on stdout, progress on stderr. It fails (exit 1) if it finds a problem.
 func runCheck(args []string, stdout, stderr io.Writer) error {
-	return checkAll(args, stdout, stderr, checkProgressEvery)
-}
-
-func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
 	tool, err := loadOfflineTool("check", "Checks every ledger directory of the configuration offline: stop\n"+
 		"'bookie-index serve' first (a directory it holds is refused). It reads what\n"+
 		"serve reads: the directory layout (every LAYOUT copy, and the list against\n"+
@@ -52,7 +45,7 @@ func checkAll(args []string, stdout, stderr io.Writer, progressEvery time.Durati
 		layoutRefused = true
 	}
 	failed := eachDirectory(context.Background(), "check", c.LedgerDirectories, stderr, func(i int, prefix string) error {
-		due := progressThrottle(progressEvery)
+		due := progressThrottle()
 		res, err := check.Directory(check.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],

@@ -16,10 +16,6 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// migrateProgressEvery is how often migrate reports a directory's
-// conversion.
-const migrateProgressEvery = 2 * time.Second
-
 const migrateHelp = `Converts the RocksDB indexes of a stopped BookKeeper bookie into this storage's,
 for every directory of the configuration (<indexDir>/current/locations and
 .../ledgers; docs/migration.md), then replays the bookie's journals
@@ -47,10 +43,6 @@ names are still there (--force rolls back all the same).`
 // runMigrate migrates every directory of the configuration, with
 // progress lines on stderr and a summary per directory on stdout.
 func runMigrate(args []string, stdout, stderr io.Writer) error {
-	return migrateAll(args, stdout, stderr, migrateProgressEvery)
-}
-
-func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Duration) error {
 	var clearLimbo, rollBack, force bool
 	var samples int
 	tool, err := loadOfflineTool("migrate", migrateHelp, args, stderr,
@@ -71,7 +63,7 @@ func migrateAll(args []string, stdout, stderr io.Writer, progressEvery time.Dura
 	}
 	dirs := tool.c.IndexDirectories
 	failed := eachDirectory(context.Background(), "migrate", dirs, stderr, func(i int, prefix string) error {
-		due, phase := progressThrottle(progressEvery), ""
+		due, phase := progressThrottle(), ""
 		res, err := migrate.FromRocksDB(migrate.Options{
 			IndexDir:   dirs[i],
 			LedgerDir:  tool.c.LedgerDirectories[i],

@@ -73,12 +73,17 @@ func directoriesFailed(failed, n int) error {
 	return nil
 }
 
+// offlineProgressEvery is how often check, rebuild and migrate report a
+// directory's progress.
+const offlineProgressEvery = 2 * time.Second
+
 // progressThrottle returns a function that reports whether a progress line
-// is due: forced, or the first call an interval after the last due one.
-func progressThrottle(every time.Duration) func(force bool) bool {
+// is due: forced, or the first call offlineProgressEvery after the last due
+// one.
+func progressThrottle() func(force bool) bool {
 	last := time.Now()
 	return func(force bool) bool {
-		if !force && time.Since(last) < every {
+		if !force && time.Since(last) < offlineProgressEvery {
 			return false
 		}
 		last = time.Now()

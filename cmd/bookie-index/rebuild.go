@@ -10,16 +10,9 @@ import (
 	"github.com/bookie-index/bookie-index/bookie/rebuild"
 )
 
-// rebuildProgressEvery is how often rebuild reports a directory's scan.
-const rebuildProgressEvery = 2 * time.Second
-
 // runRebuild rebuilds the entry location index of every ledger directory
 // from its entry logs, offline, with progress lines on stderr.
-func runRebuild(args []string, stdout, stderr io.Writer) error {
-	return rebuildAll(args, stderr, rebuildProgressEvery)
-}
-
-func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) error {
+func runRebuild(args []string, _, stderr io.Writer) error {
 	var rebuildLedgers bool
 	tool, err := loadOfflineTool("rebuild", "Rebuilds the entry location index of every ledger directory of the configuration\n"+
 		"from its entry logs, offline: stop 'bookie-index serve' first. The old index is\n"+
@@ -39,7 +32,7 @@ func rebuildAll(args []string, stderr io.Writer, progressEvery time.Duration) er
 	paths := c.LocationsPaths()
 	failed := eachDirectory(context.Background(), "rebuild", paths, stderr, func(i int, prefix string) error {
 		fmt.Fprintf(stderr, "%s: scanning the entry logs of %s\n", prefix, c.LedgerDirectories[i])
-		due := progressThrottle(progressEvery)
+		due := progressThrottle()
 		res, err := rebuild.LocationsIndex(rebuild.Options{
 			LedgerDir: c.LedgerDirectories[i],
 			IndexDir:  c.IndexDirectories[i],
