@@ -138,12 +138,7 @@ func (o Options) resolved() (Options, error) {
 	if o.FS == nil {
 		o.FS = vfs.Default
 	}
-	if o.MaxGroupWait == 0 {
-		o.MaxGroupWait = DefaultMaxGroupWait
-	}
-	if o.MaxGroupWait < 0 {
-		o.MaxGroupWait = 0
-	}
+	o.MaxGroupWait = defaultOrOff(o.MaxGroupWait, DefaultMaxGroupWait)
 	if o.BufferedWritesThreshold <= 0 {
 		o.BufferedWritesThreshold = DefaultBufferedWritesThreshold
 	}
@@ -171,12 +166,7 @@ func (o Options) resolved() (Options, error) {
 	if o.FormatVersionToWrite < MinWriteVersion || o.FormatVersionToWrite > MaxVersion {
 		return bad("journal: journalFormatVersionToWrite %d is not between %d and %d", o.FormatVersionToWrite, MinWriteVersion, MaxVersion)
 	}
-	if o.MaxBackupJournals == 0 {
-		o.MaxBackupJournals = DefaultMaxBackupJournals
-	}
-	if o.MaxBackupJournals < 0 {
-		o.MaxBackupJournals = 0
-	}
+	o.MaxBackupJournals = defaultOrOff(o.MaxBackupJournals, DefaultMaxBackupJournals)
 	if o.PageCacheFlushInterval <= 0 {
 		o.PageCacheFlushInterval = DefaultPageCacheFlushInterval
 	}
@@ -184,4 +174,16 @@ func (o Options) resolved() (Options, error) {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o, nil
+}
+
+// defaultOrOff resolves a setting of which 0 means the default def and a
+// negative value means none (0): no group wait, no backup journals kept.
+func defaultOrOff[T ~int | ~int64](v, def T) T {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
 }
