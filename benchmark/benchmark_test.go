@@ -203,6 +203,9 @@ func TestGCPhase(t *testing.T) {
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
 		CacheSizes: []int64{1 << 20}, Threads: 2, IdleCompactionDelay: 50 * time.Millisecond, Warmup: 20 * time.Millisecond, Duration: 100 * time.Millisecond,
 		Phases: []string{"load", "gc"}, DeleteFraction: 0.75, JSON: true,
+		// Logs of 1 MiB: a 100 ms run on a loaded machine wrote less than
+		// one 16 MiB log, left nothing rotated and reclaimed nothing.
+		GCLogSize: 1 << 20,
 	}
 	var out bytes.Buffer
 	require.NoError(t, Run(&cfg, []Engine{NewBookieEngine(&cfg)}, &out, nil))

@@ -74,6 +74,8 @@ type Config struct {
 	Phases     []string
 	// DeleteFraction of the ledgers the delete phase deletes.
 	DeleteFraction float64
+	// GCLogSize is the entry-log size of the gc phase (0: 16 MiB).
+	GCLogSize int64
 	// Writers are the writer counts of add-entry, one row each (default:
 	// Threads).
 	Writers []int

@@ -12,9 +12,9 @@ import (
 	"github.com/cockroachdb/errors"
 )
 
-// gcLogSizeLimit is the entry-log size of the gc phase: small enough that
-// a short run writes many logs, each holding entries of every ledger.
-const gcLogSizeLimit = 16 << 20
+// defaultGCLogSize is the entry-log size of the gc phase: small enough
+// that a short run writes many logs, each holding entries of every ledger.
+const defaultGCLogSize = 16 << 20
 
 // gcPhase is the storage's garbage-collection phase: threads write 1 KiB
 // entries round-robin over the ledgers for the phase's duration (so every
@@ -34,9 +34,13 @@ func (r *runner) gcPhase(b *BookieEngine) error {
 	if err != nil {
 		return err
 	}
+	logSize := cfg.GCLogSize
+	if logSize <= 0 {
+		logSize = defaultGCLogSize
+	}
 	s, err := bookie.Open(&bookie.Options{
 		LedgerDirs: []string{dir}, FlushInterval: time.Hour, GCWaitTime: time.Hour, WriteCacheSize: r.cfg.WriteCacheBytes,
-		LogSizeLimit: gcLogSizeLimit, Index: &entrylocation.Options{Engine: engine},
+		LogSizeLimit: logSize, Index: &entrylocation.Options{Engine: engine},
 		GC: bookie.GCOptions{CompactionRateByEntries: -1},
 	})
 	if err != nil {
