@@ -30,6 +30,11 @@ type Cache struct {
 	pinned atomic.Int64
 	// lastID is the last id NewID handed out.
 	lastID atomic.Uint64
+	// closed is set by Close before it empties the shards: a block
+	// inserted afterwards (by a read racing its DB's Close) is handed back
+	// detached, freed on its release, instead of staying in a cache
+	// nobody will empty again.
+	closed atomic.Bool
 }
 
 // New returns a cache configured by opts, or an error naming the invalid
@@ -165,7 +170,7 @@ func (c *Cache) Insert(id, offset uint64, kind Kind, pri Priority, buf manual.Bu
 // effective capacity and inserts. A disabled cache (Capacity 0) hands back a
 // detached entry without counting it as a reject.
 func (c *Cache) insertLocked(s *shard, k key, kind Kind, pri Priority, buf manual.Buf) (*entry, insertOutcome) {
-	if c.opts.Capacity == 0 {
+	if c.opts.Capacity == 0 || c.closed.Load() {
 		if old := s.entries[k]; old != nil {
 			s.removeLocked(old)
 		}
@@ -232,6 +237,9 @@ func (c *Cache) Metrics() Metrics {
 // were, since every reader should have finished (a missing Release is a
 // leak). Nothing may use the cache afterwards but those releases.
 func (c *Cache) Close() error {
+	// Set before the shards are emptied, each under its lock: an insert
+	// that takes a shard's lock after it was emptied sees it.
+	c.closed.Store(true)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.Lock()
