@@ -14,7 +14,8 @@ import (
 type OpKind int
 
 // The operations an ErrorFS asks its Injector about. OpRead is File.ReadAt;
-// OpClose covers File.Close and the release of a Lock.
+// OpWrite covers File.Write and File.WriteAt; OpSync covers File.Sync and
+// File.Datasync; OpClose covers File.Close and the release of a Lock.
 const (
 	OpCreate OpKind = iota
 	OpOpen
@@ -350,11 +351,36 @@ func (f *errorFile) Write(p []byte) (int, error) {
 	return f.inner.Write(p)
 }
 
+// WriteAt is an OpWrite, failed as Write is: with ErrShortWrite it writes
+// the first half of p at off.
+func (f *errorFile) WriteAt(p []byte, off int64) (int, error) {
+	if err := f.fs.check(Op{Kind: OpWrite, Path: f.name}); err != nil {
+		if !errors.Is(err, ErrShortWrite) {
+			return 0, err
+		}
+		n, werr := f.inner.WriteAt(p[:len(p)/2], off)
+		if werr != nil {
+			return n, werr
+		}
+		return n, err
+	}
+	return f.inner.WriteAt(p, off)
+}
+
 func (f *errorFile) Sync() error {
 	if err := f.fs.check(Op{Kind: OpSync, Path: f.name}); err != nil {
 		return err
 	}
 	return f.inner.Sync()
+}
+
+// Datasync is an OpSync: an injector that fails a file's syncs fails both
+// kinds.
+func (f *errorFile) Datasync() error {
+	if err := f.fs.check(Op{Kind: OpSync, Path: f.name}); err != nil {
+		return err
+	}
+	return f.inner.Datasync()
 }
 
 func (f *errorFile) Size() (int64, error) {

@@ -68,10 +68,17 @@ var _ FS = (*MemFS)(nil)
 type memNode struct {
 	isDir bool
 
-	// Files. data only ever grows by appending or is replaced wholesale
-	// (Create truncates), so syncedData may share data's backing array.
+	// Files. Until the first WriteAt over synced bytes, data only ever
+	// grows by appending or is replaced wholesale (Create truncates), so
+	// syncedData may share data's backing array. From then on syncedData
+	// is a copy of its own (ownSynced), and Sync copies into it the bytes
+	// written since the last sync at offsets it holds ([dirtyLo, dirtyHi))
+	// and the bytes past its end.
 	data       []byte
 	syncedData []byte
+	ownSynced  bool
+	dirtyLo    int64
+	dirtyHi    int64
 
 	// Directories: the entries now, and as of the last directory sync.
 	entries       map[string]*memNode
@@ -568,12 +575,104 @@ func (f *memFile) Write(p []byte) (int, error) {
 	if c := f.fs.mu.capacity; c > 0 {
 		n = int(min(int64(n), max(c-f.fs.usedLocked(), 0)))
 	}
+	f.node.markDirty(int64(len(f.node.data)), int64(n))
 	f.node.data = append(f.node.data, p[:n]...)
 	f.fs.mu.used += int64(n)
 	if n < len(p) {
 		return n, pathErr("write", f.name, syscall.ENOSPC)
 	}
 	return n, nil
+}
+
+// WriteAt implements File. Bytes written over synced ones are, like
+// appended bytes, lost at a crash until the next Sync (CrashClone keeps
+// the synced version). A write past the end fills the gap with zeros; on
+// a file system with a capacity, the gap and the bytes that grow the file
+// count, and a write that would pass the capacity writes what fits, as
+// Write does.
+func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	if err := f.checkOpenLocked("write"); err != nil {
+		return 0, err
+	}
+	switch {
+	case f.readOnly:
+		return 0, pathErr("write", f.name, errReadOnly)
+	case f.node.isDir:
+		return 0, pathErr("write", f.name, syscall.EISDIR)
+	case off < 0:
+		return 0, pathErr("write", f.name, errNegativeOff)
+	}
+	nd := f.node
+	n := len(p)
+	size := int64(len(nd.data))
+	if c := f.fs.mu.capacity; c > 0 && off+int64(n) > size {
+		room := max(c-f.fs.usedLocked(), 0)
+		switch {
+		case off > size+room:
+			return 0, pathErr("write", f.name, syscall.ENOSPC)
+		case off+int64(n) > size+room:
+			n = int(size + room - off)
+		}
+	}
+	if n == 0 {
+		if n < len(p) {
+			return 0, pathErr("write", f.name, syscall.ENOSPC)
+		}
+		return 0, nil
+	}
+	if off < int64(len(nd.syncedData)) && !nd.ownSynced {
+		// The write changes bytes the last sync captured, which may
+		// share data's array: give the synced version its own.
+		nd.syncedData = slices.Clone(nd.syncedData)
+		nd.ownSynced = true
+	}
+	nd.markDirty(off, int64(n))
+	if end := off + int64(n); end > size {
+		// The zeros of a gap, then room for the write.
+		nd.data = append(nd.data, make([]byte, end-size)...)
+		f.fs.mu.used += end - size
+	}
+	copy(nd.data[off:], p[:n])
+	if n < len(p) {
+		return n, pathErr("write", f.name, syscall.ENOSPC)
+	}
+	return n, nil
+}
+
+// markDirty records that n bytes at off changed since the last sync, for a
+// node whose synced bytes are a copy of their own.
+func (nd *memNode) markDirty(off, n int64) {
+	if !nd.ownSynced || n == 0 {
+		return
+	}
+	if nd.dirtyHi == 0 {
+		nd.dirtyLo, nd.dirtyHi = off, off+n
+		return
+	}
+	nd.dirtyLo, nd.dirtyHi = min(nd.dirtyLo, off), max(nd.dirtyHi, off+n)
+}
+
+// syncData captures a file's bytes as its synced version.
+func (nd *memNode) syncData() {
+	if !nd.ownSynced {
+		// Capping the capacity keeps later appends to data from growing
+		// syncedData; they never overwrite its bytes (see memNode).
+		nd.syncedData = nd.data[:len(nd.data):len(nd.data)]
+		return
+	}
+	old := int64(len(nd.syncedData))
+	size := int64(len(nd.data))
+	if size <= old {
+		nd.syncedData = nd.syncedData[:size]
+	} else {
+		nd.syncedData = append(nd.syncedData, nd.data[old:]...)
+	}
+	if lo, hi := nd.dirtyLo, min(nd.dirtyHi, old, size); lo < hi {
+		copy(nd.syncedData[lo:hi], nd.data[lo:hi])
+	}
+	nd.dirtyLo, nd.dirtyHi = 0, 0
 }
 
 // Sync snapshots a file's bytes, or a directory's entries.
@@ -587,12 +686,15 @@ func (f *memFile) Sync() error {
 	if n.isDir {
 		n.syncedEntries = maps.Clone(n.entries)
 	} else {
-		// Capping the capacity keeps later appends to data from growing
-		// syncedData; they never overwrite its bytes (see memNode).
-		n.syncedData = n.data[:len(n.data):len(n.data)]
+		n.syncData()
 	}
 	return nil
 }
+
+// Datasync implements File: in memory there is no metadata to spare, so
+// it is Sync. (MemFS makes a grown length durable with the bytes, as
+// fdatasync(2) does.)
+func (f *memFile) Datasync() error { return f.Sync() }
 
 func (f *memFile) Size() (int64, error) {
 	f.fs.mu.Lock()

@@ -552,6 +552,18 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 			if memW != nil {
 				data := make([]byte, rng.Intn(100))
 				rng.Read(data)
+				size, err := memW.Size()
+				require.NoError(t, err)
+				if rng.Intn(3) == 0 && size > 0 {
+					// Over bytes already written (WriteAt past the end is
+					// TestMemWriteAtMatchesOS's: Write then differs).
+					off := rng.Int63n(size)
+					data = data[:min(int64(len(data)), size-off)]
+					_, memErr := memW.WriteAt(data, off)
+					_, osErr := osW.WriteAt(data, off)
+					agree("write-at", memErr, osErr)
+					continue
+				}
 				_, memErr := memW.Write(data)
 				_, osErr := osW.Write(data)
 				agree("write", memErr, osErr)
@@ -605,7 +617,11 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 			}
 		case 10:
 			if memW != nil && rng.Intn(2) == 0 {
-				agree("sync", memW.Sync(), osW.Sync())
+				if rng.Intn(2) == 0 {
+					agree("datasync", memW.Datasync(), osW.Datasync())
+				} else {
+					agree("sync", memW.Sync(), osW.Sync())
+				}
 				continue
 			}
 			d := randDir()
@@ -616,7 +632,7 @@ func testMemMatchesOS(t *testing.T, seed int64, steps int) {
 		}
 	}
 	closeWriter()
-	for _, kind := range []string{"create", "create-exclusive", "write", "remove", "remove-all", "rename", "read", "stat", "list", "sync", "sync-dir"} {
+	for _, kind := range []string{"create", "create-exclusive", "write", "write-at", "datasync", "remove", "remove-all", "rename", "read", "stat", "list", "sync", "sync-dir"} {
 		require.NotZero(t, successes[kind], "no %s succeeded: the workload needs tuning (%v)", kind, successes)
 	}
 	compareTrees(t, mem, root, "")

@@ -25,13 +25,29 @@ import (
 )
 
 // File is an open file. Reads use ReadAt so that one file may serve
-// concurrent readers; writes append at the current end.
+// concurrent readers; Write appends at the current end, WriteAt writes at
+// a position.
 type File interface {
 	io.ReaderAt
 	io.Writer
+	// WriteAt writes p at offset off, as pwrite(2): over bytes already in
+	// the file, or past its end (the gap reads as zeros). A file that
+	// WriteAt grows is written only with WriteAt from then on: on the
+	// operating system Write goes on where the last Write ended, not at
+	// the new end. A journal writes its records into space it filled with
+	// zeros beforehand, so that syncing them changes no metadata (see
+	// Datasync).
+	io.WriterAt
 	io.Closer
-	// Sync makes everything written so far durable.
+	// Sync makes everything written so far durable, with the file's
+	// metadata (fsync(2)).
 	Sync() error
+	// Datasync makes everything written so far durable, and of the
+	// metadata only what reading it back needs, such as a grown length
+	// (fdatasync(2)); where the system has no such call it is Sync. It is
+	// cheaper than Sync for writes that overwrite bytes already in the
+	// file, which change no metadata that needs flushing.
+	Datasync() error
 	// Size returns the current length of the file.
 	Size() (int64, error)
 }

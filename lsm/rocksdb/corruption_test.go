@@ -229,4 +229,8 @@ func (f nopFile) ReadAt(p []byte, off int64) (int, error) {
 func (f nopFile) Write([]byte) (int, error) { return 0, os.ErrPermission }
 func (f nopFile) Close() error              { return nil }
 func (f nopFile) Sync() error               { return nil }
-func (f nopFile) Size() (int64, error)      { return int64(len(f.b)), nil }
+func (f nopFile) Datasync() error           { return nil }
+func (f nopFile) WriteAt([]byte, int64) (int, error) {
+	return 0, os.ErrPermission
+}
+func (f nopFile) Size() (int64, error) { return int64(len(f.b)), nil }

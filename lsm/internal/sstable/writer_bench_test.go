@@ -18,7 +18,11 @@ func (f *discardFile) Write(p []byte) (int, error)       { f.n += int64(len(p));
 func (f *discardFile) ReadAt([]byte, int64) (int, error) { return 0, io.EOF }
 func (f *discardFile) Close() error                      { return nil }
 func (f *discardFile) Sync() error                       { return nil }
-func (f *discardFile) Size() (int64, error)              { return f.n, nil }
+func (f *discardFile) Datasync() error                   { return nil }
+func (f *discardFile) WriteAt(p []byte, _ int64) (int, error) {
+	return len(p), nil
+}
+func (f *discardFile) Size() (int64, error) { return f.n, nil }
 
 // processCPU is the process's user and system CPU time in nanoseconds: on
 // a shared machine, a benchmark's CPU per op varies less than its wall

@@ -101,6 +101,15 @@ func (f *fakeFile) Sync() error {
 	return nil
 }
 
+// WriteAt and Datasync complete vfs.File; the WAL writer appends and
+// syncs with Sync only.
+func (f *fakeFile) WriteAt([]byte, int64) (int, error) {
+	f.t.Error("the WAL writer called WriteAt")
+	return 0, errInjectedWrite
+}
+
+func (f *fakeFile) Datasync() error { return f.Sync() }
+
 func (f *fakeFile) Size() (int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
