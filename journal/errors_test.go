@@ -49,6 +49,7 @@ func errorWorkload(fs vfs.FS) errorRun {
 	var run errorRun
 	opts := testOptions(fs)
 	opts.MaxFileSize = 1200
+	opts.PreAllocSize = 512 // several pre-allocations per file, each failed in turn
 	opts.MaxBackupJournals = -1
 	opts.OnFailure = func(string, error) { run.failures++ }
 	s, err := Open(opts, nil)

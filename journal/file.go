@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 
@@ -13,9 +14,15 @@ type journalFile struct {
 	path   string
 	f      vfs.File
 	synced vfs.File
-	// size is the file's length (the writer's), syncedLen the length the
-	// last completed fsync covered (the syncer's).
+	// size is the logical length, the end of the records (the writer's),
+	// syncedLen the length the last completed fsync covered (the
+	// syncer's).
 	size, syncedLen int64
+	// allocated is the file's length on disk, its records and the zeros
+	// pre-allocated after them (the writer's); syncedAlloc is the length
+	// the last full fsync made durable (the syncer's). A sync that covers
+	// no growth (syncRequest.alloc <= syncedAlloc) is an fdatasync.
+	allocated, syncedAlloc int64
 }
 
 // createJournalFile creates journal file id in dir (a journal's current
@@ -50,6 +57,7 @@ func createJournalFile(fs vfs.FS, dir string, id int64, version int) (_ *journal
 		return nil, ioError(err, "journal: syncing the header of "+path)
 	}
 	jf.size = int64(len(header))
+	jf.allocated, jf.syncedAlloc = jf.size, jf.size
 	if jf.synced, err = fs.Create(syncedPath); err != nil {
 		return nil, ioError(err, "journal: creating "+syncedPath)
 	}
@@ -83,6 +91,38 @@ func (jf *journalFile) close() {
 		_ = jf.synced.Close()
 		jf.synced = nil
 	}
+}
+
+// preallocate makes the file at least need bytes long on disk: zeros from
+// its end to the next multiple of chunk at or past need, written (not a
+// sparse hole or an unwritten extent, which the first write into them
+// would turn into a metadata change for the next sync), as upstream's
+// journalPreAllocSizeMB. It reports whether the file grew; the growth is
+// durable only after a full Sync. zeros is a buffer of zeros to write
+// from, reused.
+func (jf *journalFile) preallocate(need, chunk int64, zeros []byte) (grew bool, err error) {
+	if need <= jf.allocated {
+		return false, nil
+	}
+	end := (need + chunk - 1) / chunk * chunk
+	for jf.allocated < end {
+		n := min(end-jf.allocated, int64(len(zeros)))
+		if err := writeAllAt(jf.f, zeros[:n], jf.allocated); err != nil {
+			return true, ioError(err, fmt.Sprintf("journal: pre-allocating %s to %d bytes at offset %d", jf.path, end, jf.allocated))
+		}
+		jf.allocated += n
+	}
+	return true, nil
+}
+
+// writeAllAt writes b at off with one call, and calls a short write an
+// error.
+func writeAllAt(w io.WriterAt, b []byte, off int64) error {
+	n, err := w.WriteAt(b, off)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	return err
 }
 
 // writeAll writes b with one call, and calls a short write an error.

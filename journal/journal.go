@@ -64,8 +64,10 @@ type Journal struct {
 	onFailure sync.Once
 
 	stats struct {
-		adds, batches, syncs, bytes atomic.Int64
+		adds, batches, syncs, fullSyncs, preallocations, bytes atomic.Int64
 	}
+	// zeros is the writer's buffer of zeros for pre-allocating.
+	zeros []byte
 	// m are the statistics Metrics reports.
 	m journalStats
 }
@@ -74,18 +76,23 @@ type Journal struct {
 type Stats struct {
 	// Adds counts the adds queued (entries, meta-entries and force-ledger
 	// requests); Batches the batches written (one write each); Syncs the
-	// fsyncs of journal files (not counting new files' headers); Bytes
-	// the bytes written, padding included.
-	Adds, Batches, Syncs, Bytes int64
+	// syncs of journal files (not counting new files' headers), of which
+	// FullSyncs were fsyncs (a batch grew the file) and the others
+	// fdatasyncs; Preallocations the batches that grew the file by
+	// pre-allocating zeros (journalPreAllocSizeMB); Bytes the bytes of
+	// records written, padding included (not the zeros).
+	Adds, Batches, Syncs, FullSyncs, Preallocations, Bytes int64
 }
 
 // Stats returns the journal's counters.
 func (j *Journal) Stats() Stats {
 	return Stats{
-		Adds:    j.stats.adds.Load(),
-		Batches: j.stats.batches.Load(),
-		Syncs:   j.stats.syncs.Load(),
-		Bytes:   j.stats.bytes.Load(),
+		Adds:           j.stats.adds.Load(),
+		Batches:        j.stats.batches.Load(),
+		Syncs:          j.stats.syncs.Load(),
+		FullSyncs:      j.stats.fullSyncs.Load(),
+		Preallocations: j.stats.preallocations.Load(),
+		Bytes:          j.stats.bytes.Load(),
 	}
 }
 

@@ -86,10 +86,14 @@ type Options struct {
 	// batch leaves longer than this is closed after its last fsync and the
 	// next batch starts a new file. Default DefaultMaxFileSize.
 	MaxFileSize int64
-	// PreAllocSize (journalPreAllocSizeMB, in bytes here) is accepted and
-	// not used: files are appended to (vfs has no positional write), so
-	// they hold their records and no pre-allocated zeros. Upstream's
-	// pre-allocated files are read all the same.
+	// PreAllocSize (journalPreAllocSizeMB, in bytes here): a batch that
+	// would pass the zeros already written at the end of the file first
+	// writes zeros up to the next multiple of PreAllocSize, as upstream
+	// does, and is then synced with a full fsync; the batches written into
+	// the zeros are synced with fdatasync, which has no metadata to flush
+	// (writer.go). A file's records end where the zeros begin, which
+	// readers (ours and upstream's) take for the end of the journal.
+	// Default DefaultPreAllocSize.
 	PreAllocSize int64
 	// WriteBufferSize (journalWriteBufferSizeKB, in bytes here) is the
 	// initial capacity of a batch's buffer; a batch is written with one

@@ -4,10 +4,13 @@ import "time"
 
 // syncRequest asks the syncer to make a file durable up to end, then to
 // complete batch (nil: nothing waits) and, with close, to close the file
-// (the writer has moved on to a new one).
+// (the writer has moved on to a new one). alloc is the file's length on
+// disk when the request was made: past the last full sync's, the sync
+// must make the growth durable too.
 type syncRequest struct {
 	file  *journalFile
 	end   int64
+	alloc int64
 	batch *batch
 	close bool
 }
@@ -70,13 +73,26 @@ func (j *Journal) syncFiles(reqs []*syncRequest) error {
 		if i+1 < len(reqs) && reqs[i+1].file == r.file {
 			continue
 		}
-		if r.end > r.file.syncedLen {
+		if r.end > r.file.syncedLen || r.alloc > r.file.syncedAlloc {
+			// Records written into pre-allocated zeros change no
+			// metadata: fdatasync (upstream's force(false)). A batch
+			// that pre-allocated grew the file: a full fsync.
 			j.stats.syncs.Add(1)
+			full := r.alloc > r.file.syncedAlloc
 			start := time.Now()
-			err := r.file.f.Sync()
+			var err error
+			if full {
+				err = r.file.f.Sync()
+			} else {
+				err = r.file.f.Datasync()
+			}
 			j.m.sync.Done(err == nil, start)
 			if err != nil {
 				return ioError(err, "journal: syncing "+r.file.path)
+			}
+			if full {
+				j.stats.fullSyncs.Add(1)
+				r.file.syncedAlloc = r.alloc
 			}
 			if err := r.file.markSynced(r.end); err != nil {
 				return err
