@@ -81,7 +81,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 
 	opts := testOptions(fs)
 	opts.MaxFileSize = 1500
-	opts.PreAllocSize = 512 // several pre-allocations per file
+	opts.PreAllocSize = 512     // several pre-allocations per file
 	opts.MaxBackupJournals = -1 // none: every file before the mark's goes
 	opts.FlushWhenQueueEmpty = false
 	opts.MaxGroupWait = 200 * time.Microsecond

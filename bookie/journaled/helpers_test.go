@@ -76,7 +76,10 @@ func (e *testEnv) options() Options {
 			JournalDirectories:  e.journalDirs,
 			FlushWhenQueueEmpty: true,
 			MaxFileSize:         16 << 10,
-			MaxBackupJournals:   -1,
+			// A crash image copies every file whole: 4 KiB chunks, not
+			// the default 16 MiB.
+			PreAllocSize:      4 << 10,
+			MaxBackupJournals: -1,
 		},
 	}
 	if e.tweak != nil {
