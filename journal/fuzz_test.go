@@ -2,6 +2,7 @@ package journal
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/bookie-index/bookie-index/vfs"
@@ -25,6 +26,19 @@ func FuzzReplay(f *testing.F) {
 	f.Add(seed[:len(seed)-3], int64(512))
 	f.Add(append(seed, make([]byte, 1024)...), int64(-1))
 	f.Add([]byte{}, int64(-1))
+	// As the writer leaves a file: records, padding, then the zeros of
+	// its pre-allocation; the synced length at the end of the records.
+	pre := appendZeros(slices.Clone(seed), 4096-len(seed))
+	f.Add(pre, int64(len(seed)))
+	// A record written into the zeros and torn by a power loss: its
+	// length there, its payload's end still zeros.
+	torn := appendEntryRecord(slices.Clone(seed), 7, 1, []byte("torn payload"))
+	torn = appendZeros(torn[:len(torn)-6], 4096-len(torn)+6)
+	f.Add(torn, int64(len(seed)))
+	// Half a length field written into the zeros.
+	half := appendEntryRecord(slices.Clone(seed), 7, 1, []byte("x"))
+	half = appendZeros(half[:len(seed)+2], 4096-len(seed)-2)
+	f.Add(half, int64(len(seed)))
 	v4 := appendEntryRecord(encodeHeader(V4), 1, 2, []byte("x"))
 	f.Add(v4, int64(len(v4)))
 	f.Fuzz(func(t *testing.T, data []byte, synced int64) {

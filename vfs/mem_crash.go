@@ -19,7 +19,8 @@ type CrashOptions struct {
 	// KeepUnsyncedTail simulates torn writes: a file whose only unsynced
 	// change is an append keeps its synced bytes plus a prefix of the
 	// appended ones. A file with any other unsynced change (a truncation by
-	// Create) keeps exactly its synced bytes, as it does when this is unset.
+	// Create, a WriteAt over its bytes) keeps exactly its synced bytes, as
+	// it does when this is unset.
 	KeepUnsyncedTail bool
 }
 
