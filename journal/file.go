@@ -26,11 +26,12 @@ type journalFile struct {
 }
 
 // createJournalFile creates journal file id in dir (a journal's current
-// directory) and its synced-length file, writes and syncs the header,
+// directory) and its synced-length file, writes the header and
+// pre-allocates the first chunk after it (preallocate), syncs both,
 // marks it synced and syncs the directory, so that both names are durable
 // before a record is written. On failure it removes what it created (best
 // effort: a leftover is an empty journal to a replay).
-func createJournalFile(fs vfs.FS, dir string, id int64, version int) (_ *journalFile, err error) {
+func createJournalFile(fs vfs.FS, dir string, id int64, version int, chunk int64, zeros []byte) (_ *journalFile, err error) {
 	path := filepath.Join(dir, FileName(id))
 	syncedPath := filepath.Join(dir, SyncedFileName(id))
 	jf := &journalFile{id: id, path: path}
@@ -50,14 +51,19 @@ func createJournalFile(fs vfs.FS, dir string, id int64, version int) (_ *journal
 		return nil, ioError(err, "journal: creating "+path)
 	}
 	header := encodeHeader(version)
-	if err = writeAll(jf.f, header); err != nil {
+	if err = writeAllAt(jf.f, header, 0); err != nil {
 		return nil, ioError(err, "journal: writing the header of "+path)
+	}
+	jf.size, jf.allocated = int64(len(header)), int64(len(header))
+	// As upstream, the first chunk at creation: the first batch after
+	// an open or a roll writes into zeros already synced.
+	if _, err = jf.preallocate(jf.size+1, chunk, zeros); err != nil {
+		return nil, err
 	}
 	if err = jf.f.Sync(); err != nil {
 		return nil, ioError(err, "journal: syncing the header of "+path)
 	}
-	jf.size = int64(len(header))
-	jf.allocated, jf.syncedAlloc = jf.size, jf.size
+	jf.syncedAlloc = jf.allocated
 	if jf.synced, err = fs.Create(syncedPath); err != nil {
 		return nil, ioError(err, "journal: creating "+syncedPath)
 	}

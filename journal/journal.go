@@ -175,7 +175,10 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 // createFile creates journal file id, timed (JOURNAL_CREATION_LATENCY).
 func (j *Journal) createFile(id int64) (*journalFile, error) {
 	start := time.Now()
-	jf, err := createJournalFile(j.opts.FS, j.dir, id, j.opts.FormatVersionToWrite)
+	if j.zeros == nil {
+		j.zeros = make([]byte, min(j.opts.PreAllocSize, preallocWriteSize))
+	}
+	jf, err := createJournalFile(j.opts.FS, j.dir, id, j.opts.FormatVersionToWrite, j.opts.PreAllocSize, j.zeros)
 	j.m.creation.Done(err == nil, start)
 	return jf, err
 }

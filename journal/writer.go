@@ -228,9 +228,6 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	}
 	b.fileID, b.base = jf.id, jf.size
 	if len(data) > 0 {
-		if j.zeros == nil {
-			j.zeros = make([]byte, min(j.opts.PreAllocSize, preallocWriteSize))
-		}
 		grew, err := jf.preallocate(jf.size+int64(len(data)), j.opts.PreAllocSize, j.zeros)
 		if grew {
 			j.stats.preallocations.Add(1)
