@@ -40,6 +40,9 @@ func TestServeReadOnly(t *testing.T) {
 	confPath := filepath.Join(root, "bk_server.conf")
 	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join([]string{
 		"ledgerDirectories=" + filepath.Join(disk, "l"),
+		// The journal sits beside the ledgers on the 16 MiB disk: its
+		// default 16 MB of pre-allocated zeros would not fit.
+		"journalPreAllocSizeMB=1",
 		"httpServerHost=127.0.0.1",
 		"httpServerPort=0",
 		"entryLocationRocksdbConf=" + filepath.Join(root, "absent.conf"),
@@ -144,6 +147,9 @@ func TestServeReadOnlyModeDisabled(t *testing.T) {
 	confPath := filepath.Join(root, "bk_server.conf")
 	require.NoError(t, os.WriteFile(confPath, []byte(strings.Join([]string{
 		"ledgerDirectories=" + filepath.Join(disk, "l"),
+		// The journal sits beside the ledgers on the 16 MiB disk: its
+		// default 16 MB of pre-allocated zeros would not fit.
+		"journalPreAllocSizeMB=1",
 		"httpServerHost=127.0.0.1",
 		"httpServerPort=0",
 		"entryLocationRocksdbConf=" + filepath.Join(root, "absent.conf"),
