@@ -63,18 +63,19 @@ const maxBookKeeperFileSize = 4096
 // restoreBookKeeperFiles puts the copies the migration kept (name +
 // LastMarkBackupSuffix) back in current: each replaces the file of its
 // name (a copy, atomically renamed into place; the kept copy stays, so a
-// rerun after a crash does it again). A lastMark file without a copy was
-// written by this storage (BookKeeper had none) and is moved into aside;
-// a lastId without one is left (a greater lastId only makes BookKeeper
-// number its next log further on). It returns the names restored and
-// moved.
+// rerun after a crash does it again). A lastId or lastMark file without
+// a copy was written by this storage (BookKeeper had none) and is moved
+// into aside, so that the directory holds only what BookKeeper wrote:
+// without lastId, BookKeeper numbers its next entry log after the
+// largest .log it finds in the directory (this storage's logs are aside
+// by then). It returns the names restored and moved.
 func restoreBookKeeperFiles(fs vfs.FS, current, aside string) (restored, moved []string, err error) {
 	names, err := fs.List(current)
 	if err != nil {
 		return nil, nil, errors.Wrapf(err, "bookie: migrate: listing %s", current)
 	}
 	for _, name := range names {
-		if ondisk.IsBookKeeperFile(name) && name != "lastId" && !slices.Contains(names, name+LastMarkBackupSuffix) {
+		if ondisk.IsBookKeeperFile(name) && !slices.Contains(names, name+LastMarkBackupSuffix) {
 			moved = append(moved, name)
 		}
 	}

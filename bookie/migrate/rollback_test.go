@@ -288,7 +288,7 @@ func TestRollBackCrash(t *testing.T) {
 // TestMigrateKeepsBookKeeperFiles: with index directories of their own,
 // the copies of lastId and lastMark are made in the ledger directory,
 // where BookKeeper keeps them, and the roll back restores them there; a
-// lastMark BookKeeper did not have is moved aside, a lastId left.
+// lastId and a lastMark BookKeeper did not have are moved aside.
 func TestMigrateKeepsBookKeeperFiles(t *testing.T) {
 	fs := vfs.NewMem()
 	bookKeeperDir(t, fs, "/idx", "bk-fv5")
@@ -310,11 +310,12 @@ func TestMigrateKeepsBookKeeperFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"lastMark"}, rb.Restored)
 	require.Contains(t, rb.MovedAside, "/led/current/lastMark.1")
+	require.Contains(t, rb.MovedAside, "/led/current/lastId")
 	require.Contains(t, rb.MovedAside, "/idx/current/LAYOUT")
 	require.Equal(t, bkLastMark, readFileBytes(t, fs, "/led/current/lastMark"))
 	names, err = fs.List("/led/current")
 	require.NoError(t, err)
-	require.Equal(t, []string{ondisk.RolledBackDir, "lastId", "lastMark", "lastMark.x"}, names)
+	require.Equal(t, []string{ondisk.RolledBackDir, "lastMark", "lastMark.x"}, names)
 	names, err = fs.List("/idx/current")
 	require.NoError(t, err)
 	require.Equal(t, []string{ondisk.RolledBackDir, "ledgers", "ledgers" + ondisk.RolledBackSuffix, "locations", "locations" + ondisk.RolledBackSuffix}, names)
