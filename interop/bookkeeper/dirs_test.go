@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bookie-index/bookie-index/bookie/entrylog"
+	"github.com/bookie-index/bookie-index/journal"
 	"github.com/bookie-index/bookie-index/lsm/rocksdb"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/stretchr/testify/require"
@@ -315,15 +316,18 @@ func checkJournalDirs(t *testing.T, root string, e *expectedDirs) {
 		}
 	}
 	require.Len(t, d.locations, checkpointed, "the location index holds only checkpointed entries")
-	for _, dir := range e.LedgerDirs {
-		b, err := os.ReadFile(filepath.Join(root, dir, "current", "lastMark"))
+	require.NotEmpty(t, e.JournalDirs)
+	for i, jd := range e.JournalDirs {
+		name := journal.LastMarkFileName(i, len(e.JournalDirs))
+		for _, dir := range e.LedgerDirs {
+			b, err := os.ReadFile(filepath.Join(root, dir, "current", name))
+			require.NoError(t, err)
+			require.Len(t, b, 16, "%s: journal id and offset", name)
+		}
+		txns, err := filepath.Glob(filepath.Join(root, jd, "current", "*.txn"))
 		require.NoError(t, err)
-		require.Len(t, b, 16, "lastMark: journal id and offset")
+		require.NotEmpty(t, txns, "journal files in %s", jd)
 	}
-	require.Len(t, e.JournalDirs, 1)
-	txns, err := filepath.Glob(filepath.Join(root, e.JournalDirs[0], "current", "*.txn"))
-	require.NoError(t, err)
-	require.NotEmpty(t, txns, "journal files")
 	t.Logf("journal (seed %d): %d ledgers, %d entries checkpointed, %d only in the journal", e.Seed, len(e.Ledgers),
 		checkpointed, countEntries(e)-checkpointed)
 	checkMigrateKilledBookie(t, root, e)

@@ -733,7 +733,26 @@ var writerVariants = []writerVariant{
 	{name: "options-file-partitioned", args: []string{"--scenario", "crash"}, options: optionsPartitioned},
 }
 
-var variantFlag = flag.String("variant", "", "TestMigrateFresh: the writer variants to run (comma-separated names, or all); default: one chosen by the seed")
+var variantFlag = flag.String("variant", "", "TestMigrateFresh, TestMigrateKilledBookieFresh: the writer variants to run (comma-separated names, or all); default: one chosen by the seed")
+
+// pickVariants returns the variants -variant names: all of them, some, or
+// by default one chosen by the seed.
+func pickVariants(t *testing.T, variants []writerVariant, seed int64) []writerVariant {
+	switch *variantFlag {
+	case "":
+		rng := rand.New(rand.NewPCG(uint64(seed), 0))
+		return []writerVariant{variants[rng.IntN(len(variants))]}
+	case "all":
+		return variants
+	}
+	var run []writerVariant
+	for _, name := range strings.Split(*variantFlag, ",") {
+		i := slices.IndexFunc(variants, func(v writerVariant) bool { return v.name == name })
+		require.GreaterOrEqual(t, i, 0, "no variant %q", name)
+		run = append(run, variants[i])
+	}
+	return run
+}
 
 // writeVariant runs the writer for v with seed into a new directory and
 // returns it (for a crash, BookKeeper has read back a copy).
@@ -763,20 +782,7 @@ func TestMigrateFresh(t *testing.T) {
 	p := Build(t)
 	bin := buildBookieIndex(t)
 	seed := testSeed(t)
-	var run []writerVariant
-	switch *variantFlag {
-	case "":
-		rng := rand.New(rand.NewPCG(uint64(seed), 0))
-		run = append(run, writerVariants[rng.IntN(len(writerVariants))])
-	case "all":
-		run = writerVariants
-	default:
-		for _, name := range strings.Split(*variantFlag, ",") {
-			i := slices.IndexFunc(writerVariants, func(v writerVariant) bool { return v.name == name })
-			require.GreaterOrEqual(t, i, 0, "no variant %q", name)
-			run = append(run, writerVariants[i])
-		}
-	}
+	run := pickVariants(t, writerVariants, seed)
 	for i, v := range run {
 		t.Run(v.name, func(t *testing.T) {
 			t.Logf("replay with: go test ./interop/bookkeeper -run 'TestMigrateFresh' -seed %d -variant %s", seed, v.name)

@@ -76,23 +76,50 @@ public final class JournalBookie {
     private final SplittableRandom rng;
     private final Map<Long, Ledger> ledgers = new TreeMap<>();
     private BookieImpl bookie;
+    private List<String> journalNames;
+    /** The upstream keys set beyond the directories ({@code --set}). */
+    private Map<String, String> conf;
+    /** journalFormatVersionToWrite: below 6, explicit LACs are not journaled. */
+    private int formatVersion;
 
     private JournalBookie(long seed) {
         rng = new SplittableRandom(seed);
     }
 
-    static ServerConfiguration conf(File out) throws Exception {
+    /**
+     * The bookie's configuration: two ledger directories, the journal
+     * directories journalNames (journalDirectories: with more than one,
+     * BookKeeper spreads the ledgers over them and keeps a lastMark.i per
+     * journal), and the upstream keys of extra ({@code --set}: the
+     * journal's format version, alignment, file size and so on).
+     */
+    static ServerConfiguration conf(File out, List<String> journalNames, Map<String, String> extra) throws Exception {
         List<File> ledgerDirs = List.of(new File(out, "ledger0"), new File(out, "ledger1"));
         ServerConfiguration conf = Bookies.conf(ledgerDirs, null, 64 << 10);
-        File journal = new File(out, "journal");
-        conf.setJournalDirName(journal.getPath());
-        Bookies.makeCurrent(journal);
+        List<File> journals = new ArrayList<>();
+        for (String name : journalNames) {
+            journals.add(new File(out, name));
+            Bookies.makeCurrent(journals.get(journals.size() - 1));
+        }
+        conf.setJournalDirsName(Bookies.names(journals));
         // No checkpoint but the ones this program asks for.
         conf.setFlushInterval((int) TimeUnit.DAYS.toMillis(1));
         // Journal files are preallocated (zeros) in steps of this size:
         // 1 MB rather than the default 16 keeps the committed copy small.
         conf.setProperty("journalPreAllocSizeMB", 1);
+        for (Map.Entry<String, String> e : extra.entrySet()) {
+            conf.setProperty(e.getKey(), e.getValue());
+        }
         return conf;
+    }
+
+    /** The journal directories' names: journal, journal1, journal2, ... */
+    static List<String> journalNames(int n) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            names.add(i == 0 ? "journal" : "journal" + i);
+        }
+        return names;
     }
 
     static BookieImpl start(ServerConfiguration conf) throws Exception {
@@ -121,7 +148,10 @@ public final class JournalBookie {
         long seed = args.getLong("seed", 1);
         File out = new File(args.get("out")).getAbsoluteFile();
         JournalBookie j = new JournalBookie(seed);
-        ServerConfiguration conf = conf(out);
+        j.journalNames = journalNames((int) args.getLong("journals", 1));
+        j.conf = WriteBookie.options(args, out);
+        ServerConfiguration conf = conf(out, j.journalNames, j.conf);
+        j.formatVersion = conf.getJournalFormatVersionToWrite();
         j.bookie = start(conf);
         j.run(out.toPath(), seed, (int) args.getLong("ledgers", 8));
     }
@@ -272,7 +302,18 @@ public final class JournalBookie {
         j.put("scenario", "journal");
         j.put("seed", seed);
         j.key("ledgerDirs").arr().str("ledger0").str("ledger1").endArr();
-        j.key("journalDirs").arr().str("journal").endArr();
+        j.key("journalDirs").arr();
+        for (String name : journalNames) {
+            j.str(name);
+        }
+        j.endArr();
+        if (!conf.isEmpty()) {
+            j.key("conf").obj();
+            for (Map.Entry<String, String> e : conf.entrySet()) {
+                j.put(e.getKey(), e.getValue());
+            }
+            j.end();
+        }
         j.key("ledgers").arr();
         for (Ledger l : ledgers.values()) {
             j.nl().obj();
@@ -280,7 +321,11 @@ public final class JournalBookie {
             j.putHex("masterKey", l.masterKey);
             j.put("fenced", l.fenced);
             j.put("fenceCheckpointed", l.fenceCheckpointed);
-            j.putHex("explicitLac", l.explicitLac);
+            // Before format version 6 BookKeeper's journal leaves explicit
+            // LACs out: one set since the last checkpoint dies with the
+            // process.
+            boolean lacDurable = formatVersion >= 6 || l.explicitLacCheckpointed;
+            j.putHex("explicitLac", lacDurable ? l.explicitLac : null);
             j.put("explicitLacCheckpointed", l.explicitLacCheckpointed);
             j.put("inLedgersIndex", l.inLedgersIndex);
             j.put("lastAcked", l.acked.isEmpty() ? -1 : l.acked.lastKey());
@@ -303,7 +348,14 @@ public final class JournalBookie {
      */
     private static void verify(File dir) throws Exception {
         JsonNode root = new ObjectMapper().readTree(Files.readString(dir.toPath().resolve("expected.json")));
-        ServerConfiguration conf = conf(dir);
+        List<String> names = new ArrayList<>();
+        root.get("journalDirs").forEach(n -> names.add(n.asText()));
+        Map<String, String> extra = new TreeMap<>();
+        JsonNode c = root.get("conf");
+        if (c != null) {
+            c.fields().forEachRemaining(f -> extra.put(f.getKey(), f.getValue().asText()));
+        }
+        ServerConfiguration conf = conf(dir, names, extra);
         BookieImpl bookie = start(conf);
         int entries = 0;
         int ledgers = 0;

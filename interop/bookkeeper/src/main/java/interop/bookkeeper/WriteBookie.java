@@ -169,7 +169,7 @@ public final class WriteBookie {
      * ledgerMetadataRocksdbConf, relative to it; {@code
      * --ledgers-rocksdb-conf FILE} gives the ledgers database another).
      */
-    private static Map<String, String> options(Args args, File out) throws Exception {
+    static Map<String, String> options(Args args, File out) throws Exception {
         Map<String, String> extra = new TreeMap<>();
         String set = args.get("set", "");
         if (!set.isEmpty()) {
