@@ -3,8 +3,11 @@
 // (pom.xml, src/main/java; BookKeeper 4.18.2's bookkeeper-server as a
 // dependency, no upstream source copied) holds programs that write real
 // bookie directories through BookKeeper's DbLedgerStorage and Journal,
-// differential traces of its EntryLocationIndex and DbLedgerStorage, and
-// the benchmark's BookKeeper arm (IndexBench: its EntryLocationIndex driven
+// differential traces of its EntryLocationIndex and DbLedgerStorage, a
+// reader of journal directories through BookKeeper's own Journal
+// (ReadJournal: the journals this repository writes, read as upstream's
+// readjournal command and replay read them), and the benchmark's
+// BookKeeper arm (IndexBench: its EntryLocationIndex driven
 // with the workload of docs/benchmarks.md; IndexBenchArm runs it as a
 // benchmark.ProcessArm, on BookKeeper's rocksdbjni or on 10.10.1).
 //

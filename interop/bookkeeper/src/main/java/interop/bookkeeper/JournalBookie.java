@@ -47,8 +47,12 @@ import org.apache.bookkeeper.stats.NullStatsLogger;
  * find every one, replaying the journal from the log mark), which of them
  * a checkpoint stored, and which adds were in flight (each may or may not
  * be durable). {@code --verify DIR} starts BookKeeper's bookie on DIR (a
- * copy: the replay writes to it), which replays the journal, and checks
- * that it reads back every acknowledged entry and the ledgers' state.
+ * copy: the replay writes to it), its journals the directories
+ * expected.json names (journalDirs, under DIR), which replays them, and
+ * checks that it reads back every acknowledged entry and the ledgers'
+ * state. The interop tests also verify so a journal that bookie-index's
+ * serve wrote, beside fresh ledger directories: BookKeeper's replay of
+ * our journal.
  */
 public final class JournalBookie {
     private static final int DIRS = 2;
