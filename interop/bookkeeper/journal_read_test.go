@@ -426,11 +426,12 @@ type serveAck struct {
 // TestBookKeeperReadsServeJournal runs the built binary's serve with two
 // journal directories (journalMaxSizeMB=1, so they roll; no checkpoint of
 // its own: flushInterval is an hour and the write cache is large), 4
-// writers PUT entries (8 bytes, the LAC alone, to 300 KB; ledger 0 and a large id among
-// theirs) over the data API, and serve is SIGKILLed while they write.
-// BookKeeper 4.18.2's journal reader then finds, in serve's journals,
-// every entry serve acknowledged, byte for byte, in its ledger's journal
-// (ledger mod 2), after its ledger's master key and in entry order; and
+// writers PUT entries (8 bytes, the LAC alone, to 300 KB; ledger 0 and a
+// large id among theirs) over the data API, and serve is SIGKILLed while
+// they write. BookKeeper 4.18.2's journal reader then reads the records
+// ours reads, at the same offsets, and finds every entry serve
+// acknowledged, byte for byte, in its ledger's journal (ledger mod 2),
+// after its ledger's master key and in entry order; and
 // BookKeeper's own bookie (JournalBookie --verify: BookieImpl over a
 // DbLedgerStorage in fresh ledger directories) replays a copy of the
 // journals and reads every acknowledged entry back.
@@ -560,6 +561,18 @@ func TestBookKeeperReadsServeJournal(t *testing.T) {
 				t.Fatalf("journal %d: a %s record at %x.txn offset %d; serve writes entries and master keys", i, r.Kind, r.FileID, r.Offset)
 			}
 		}
+	}
+	// Our reader reads the killed journals as BookKeeper's does: the same
+	// records at the same offsets, up to the same end.
+	for i, bk := range read {
+		ours := ourRecords(t, journalDirs[i], journal.LogMark{})
+		require.Equal(t, len(ours), len(bk.records), "journal %d: records read by BookKeeper and by us", i)
+		for k, o := range ours {
+			b := bk.records[k]
+			require.Equal(t, [3]int64{o.FileID, o.Offset, int64(o.Length)}, [3]int64{b.FileID, b.Offset, int64(b.Length)},
+				"journal %d record %d: file, offset and length", i, k)
+		}
+		requireSameRecords(t, fmt.Sprintf("journal %d", i), recordsOf(ours), recordsOf(bk.records))
 	}
 	for _, a := range acked {
 		sum, ok := found[key{a.ledger, a.entry}]
