@@ -64,6 +64,7 @@ type bkJournalLine struct {
 	From          int64  `json:"from"`
 	End           *int64 `json:"end"`
 	Records       int    `json:"records"`
+	Error         string `json:"error"`
 }
 
 // bkJournal is what ReadJournal read of one journal directory.
@@ -265,15 +266,64 @@ func (w *journalWriter) close() {
 // ourRecords reads journal dir with the journal package (Replay from
 // mark) as ReadJournal prints records.
 func ourRecords(t *testing.T, dir string, from journal.LogMark) []bkJournalLine {
+	out, _, err := replayRecords(dir, from)
+	require.NoError(t, err)
+	return out
+}
+
+// replayRecords is ourRecords, returning Replay's result and error with
+// the records delivered before it.
+func replayRecords(dir string, from journal.LogMark) ([]bkJournalLine, journal.ReplayResult, error) {
 	var out []bkJournalLine
-	_, err := journal.Replay(vfs.Default, dir, from, func(r *journal.Record) error {
+	res, err := journal.Replay(vfs.Default, dir, from, func(r *journal.Record) error {
 		out = append(out, bkJournalLine{FileID: r.Pos.FileID, Offset: r.Pos.Offset, Version: r.Version,
 			Length: int(r.End.Offset - r.Pos.Offset - 4), LedgerID: r.LedgerID, EntryID: r.EntryID,
 			Kind: r.Kind.String(), PayloadLength: len(r.Payload), PayloadSHA256: sha256Hex(r.Payload)})
 		return nil
 	})
+	return out, res, err
+}
+
+// requireSamePositions fails t unless ours and BookKeeper's records are
+// at the same files and offsets, with the same lengths.
+func requireSamePositions(t *testing.T, what string, ours, bk []bkJournalLine) {
+	t.Helper()
+	require.Equal(t, len(ours), len(bk), "%s: records read by BookKeeper and by us", what)
+	for k, o := range ours {
+		b := bk[k]
+		require.Equal(t, [3]int64{o.FileID, o.Offset, int64(o.Length)}, [3]int64{b.FileID, b.Offset, int64(b.Length)},
+			"%s record %d (%s %d/%d): file, offset and length", what, k, b.Kind, b.LedgerID, b.EntryID)
+	}
+}
+
+// cutJournal damages the copy of a single-journal setting at dir as a
+// crash or a bad disk might: one of its records (or the padding after
+// it) is cut at a random byte, the file truncated there or zeroed from
+// there to its end, and the synced-length files are removed, so that our
+// reader reads it by upstream's rules alone, as it reads a journal
+// BookKeeper wrote. It returns what it did.
+func cutJournal(t *testing.T, rng *rand.Rand, dir string) string {
+	recs := ourRecords(t, dir, journal.LogMark{})
+	r := recs[rng.Intn(len(recs))]
+	at := r.Offset + rng.Int63n(int64(4+r.Length+16))
+	path := filepath.Join(journal.CurrentDir(dir), journal.FileName(r.FileID))
+	synced, err := filepath.Glob(filepath.Join(journal.CurrentDir(dir), "*.synced"))
 	require.NoError(t, err)
-	return out
+	for _, f := range synced {
+		require.NoError(t, os.Remove(f))
+	}
+	if rng.Intn(2) == 0 {
+		require.NoError(t, os.Truncate(path, at))
+		return fmt.Sprintf("%s truncated at %d (in the record at %d, %d bytes)", journal.FileName(r.FileID), at, r.Offset, 4+r.Length)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	_, err = f.WriteAt(make([]byte, st.Size()-at), at)
+	require.NoError(t, err)
+	return fmt.Sprintf("%s zeroed from %d (in the record at %d, %d bytes)", journal.FileName(r.FileID), at, r.Offset, 4+r.Length)
 }
 
 func recordsOf(lines []bkJournalLine) []writtenRecord {
@@ -304,7 +354,9 @@ func requireSameRecords(t *testing.T, what string, want, got []writtenRecord) {
 // journal reader read them: every journal's records, in order, are the
 // ones written, at the offsets our reader finds them; its files are the
 // ones we list; its last log mark is ours; and read from the mark (as
-// its bookie replays) it finds what our replay finds.
+// its bookie replays) it finds what our replay finds. Damaged copies
+// (cutJournal) are read the same by both readers: the same records to the
+// same end, or a refusal by both.
 func TestBookKeeperReadsOurJournal(t *testing.T) {
 	p := Build(t)
 	seed := testSeed(t)
@@ -361,8 +413,49 @@ func TestBookKeeperReadsOurJournal(t *testing.T) {
 		}
 	}
 
+	// Damaged copies of the single-journal settings (cutJournal).
+	cuts := map[string]string{} // case -> what was done
+	cutFrom := map[string]string{}
+	for k := range 8 {
+		s := settings[[]int{0, 1, 3, 4}[rng.Intn(4)]]
+		name := fmt.Sprintf("cut-%d", k)
+		dst := filepath.Join(root, name)
+		require.NoError(t, os.CopyFS(dst, os.DirFS(filepath.Join(root, s.name))))
+		c := journalCase{Name: name, JournalDirs: []string{filepath.Join(dst, "journal0")},
+			LedgerDirs: []string{filepath.Join(dst, "ledger0"), filepath.Join(dst, "ledger1")}, From: "start"}
+		cuts[name] = s.name + ": " + cutJournal(t, rng, c.JournalDirs[0])
+		cutFrom[name] = s.name
+		cases = append(cases, c)
+	}
+
 	read := readJournals(t, p, cases)
 	for _, c := range cases {
+		if cut, ok := cuts[c.Name]; ok {
+			t.Run(c.Name, func(t *testing.T) {
+				// Both readers stop at the same record, or both refuse
+				// the same file (upstream's replay then fails).
+				bk := read[c.Name][0]
+				ours, res, err := replayRecords(c.JournalDirs[0], journal.LogMark{})
+				bkErr := ""
+				for _, f := range bk.files {
+					bkErr += f.Error
+				}
+				t.Logf("%s: BookKeeper read %d records (error: %q); we read %d (error: %v, torn tails: %v)",
+					cut, len(bk.records), bkErr, len(ours), err, res.TornTails)
+				require.Equal(t, err != nil, bkErr != "", "our reader's and BookKeeper's refusals agree")
+				requireSamePositions(t, "journal 0", ours, bk.records)
+				requireSameRecords(t, "journal 0", recordsOf(ours), recordsOf(bk.records))
+				if err == nil {
+					written := wants[cutFrom[c.Name]][0]
+					require.LessOrEqual(t, len(ours), len(written))
+					// The record cut may read whole (zeros in its
+					// payload): all but the last are the ones written.
+					n := max(len(ours)-1, 0)
+					requireSameRecords(t, "journal 0", written[:n], recordsOf(ours)[:n])
+				}
+			})
+			continue
+		}
 		t.Run(c.Name, func(t *testing.T) {
 			name, _, fromMark := strings.Cut(c.Name, "/")
 			version := 6
@@ -387,12 +480,7 @@ func TestBookKeeperReadsOurJournal(t *testing.T) {
 					from = ourMark
 				}
 				ours := ourRecords(t, dir, from)
-				require.Equal(t, len(ours), len(bk.records), "journal %d: records read by BookKeeper and by us", i)
-				for k := range ours {
-					o, b := ours[k], bk.records[k]
-					require.Equal(t, [3]int64{o.FileID, o.Offset, int64(o.Length)}, [3]int64{b.FileID, b.Offset, int64(b.Length)},
-						"journal %d record %d (%s %d/%d): file, offset and length", i, k, b.Kind, b.LedgerID, b.EntryID)
-				}
+				requireSamePositions(t, fmt.Sprintf("journal %d", i), ours, bk.records)
 				want := wants[name][i]
 				if fromMark {
 					want = recordsOf(ours) // what our replay from the mark finds, itself checked from the start
@@ -401,6 +489,7 @@ func TestBookKeeperReadsOurJournal(t *testing.T) {
 				requireSameRecords(t, fmt.Sprintf("journal %d", i), want, recordsOf(bk.records))
 				withRecords := 0
 				for _, f := range bk.files {
+					require.Empty(t, f.Error, "journal %d file %x", i, f.FileID)
 					if f.Records > 0 {
 						require.Equal(t, version, f.Version, "journal %d file %x: the version BookKeeper reads", i, f.FileID)
 						withRecords++
@@ -566,12 +655,7 @@ func TestBookKeeperReadsServeJournal(t *testing.T) {
 	// records at the same offsets, up to the same end.
 	for i, bk := range read {
 		ours := ourRecords(t, journalDirs[i], journal.LogMark{})
-		require.Equal(t, len(ours), len(bk.records), "journal %d: records read by BookKeeper and by us", i)
-		for k, o := range ours {
-			b := bk.records[k]
-			require.Equal(t, [3]int64{o.FileID, o.Offset, int64(o.Length)}, [3]int64{b.FileID, b.Offset, int64(b.Length)},
-				"journal %d record %d: file, offset and length", i, k)
-		}
+		requireSamePositions(t, fmt.Sprintf("journal %d", i), ours, bk.records)
 		requireSameRecords(t, fmt.Sprintf("journal %d", i), recordsOf(ours), recordsOf(bk.records))
 	}
 	for _, a := range acked {

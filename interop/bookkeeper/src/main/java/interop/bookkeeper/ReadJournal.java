@@ -25,8 +25,8 @@ import org.apache.bookkeeper.conf.ServerConfiguration;
  * files listed by {@link Journal#listJournalIds}, its last log mark read by
  * the journal itself from the ledger directories' lastMark files
  * ({@code Journal.LastLogMark}, a {@link LogMark}), and each file scanned
- * with {@link Journal#scanJournal} (skipInvalidRecord off: a record
- * upstream cannot read fails the program). Each record is decoded as
+ * with {@link Journal#scanJournal} (skipInvalidRecord off, the bookie's
+ * default). Each record is decoded as
  * BookieImpl's replay decodes it, refusing a meta-entry its file's version
  * cannot hold as the replay does.
  *
@@ -40,8 +40,12 @@ import org.apache.bookkeeper.conf.ServerConfiguration;
  * <pre>
  * {"case","journal","dir","ids":[...],"lastMark":{"fileId","offset"}}
  * {"case","journal","fileId","version","offset","length","ledgerId","entryId","kind","payloadLength","payloadSha256"}  per record
- * {"case","journal","fileId","from","end","version","records"}                                                     per file
+ * {"case","journal","fileId","from","end","version","records"[,"error"]}                                          per file
  * </pre>
+ *
+ * <p>A file whose scan fails (where upstream's replay would fail and its
+ * bookie not start) gets "error" and "end" -1 after the records read
+ * before the failure; the program goes on with the next file.
  *
  * <p>kind is "entry" (payload: the bytes after the two ids),
  * "master-key" (the key), "fence" (none), "explicit-lac" (the LAC bytes),
@@ -126,13 +130,27 @@ public final class ReadJournal {
                 }
                 int journalIndex = i;
                 int[] seen = {-1, 0}; // the version, the records
-                long end = journal.scanJournal(id, from, (version, offset, rec) -> {
-                    seen[0] = version;
-                    seen[1]++;
-                    out.println(record(name, journalIndex, id, version, offset, rec));
-                }, false);
-                out.println(new Json().obj().put("case", name).put("journal", i).put("fileId", id)
-                        .put("from", from).put("end", end).put("version", seen[0]).put("records", seen[1]).end());
+                long end = -1;
+                String error = null;
+                try {
+                    end = journal.scanJournal(id, from, (version, offset, rec) -> {
+                        seen[0] = version;
+                        seen[1]++;
+                        out.println(record(name, journalIndex, id, version, offset, rec));
+                    }, false);
+                } catch (IOException | RuntimeException e) {
+                    // Where upstream's replay fails (its bookie does not
+                    // start): a negative length that is not padding, a
+                    // meta-entry its version cannot hold or that does not
+                    // decode (a buffer underflow).
+                    error = e.toString();
+                }
+                Json f = new Json().obj().put("case", name).put("journal", i).put("fileId", id)
+                        .put("from", from).put("end", end).put("version", seen[0]).put("records", seen[1]);
+                if (error != null) {
+                    f.put("error", error);
+                }
+                out.println(f.end());
             }
         }
     }
