@@ -65,6 +65,7 @@ type bkJournalLine struct {
 	End           *int64 `json:"end"`
 	Records       int    `json:"records"`
 	Error         string `json:"error"`
+	ReadJournal   string `json:"readjournal"`
 }
 
 // bkJournal is what ReadJournal read of one journal directory.
@@ -296,6 +297,20 @@ func requireSamePositions(t *testing.T, what string, ours, bk []bkJournalLine) {
 	}
 }
 
+// shortRecords returns, per file, its first record that upstream's
+// readjournal cannot format: it reads a LAC (8 bytes) after the ids of
+// every record but a master key and a fence, so an entry of under 8
+// payload bytes (or an explicit LAC of under 4) stops it.
+func shortRecords(records []bkJournalLine) map[int64]bkJournalLine {
+	out := map[int64]bkJournalLine{}
+	for _, r := range records {
+		if _, ok := out[r.FileID]; !ok && r.Length < 24 && r.Kind != "master-key" && r.Kind != "fence" {
+			out[r.FileID] = r
+		}
+	}
+	return out
+}
+
 // cutJournal damages the copy of a single-journal setting at dir as a
 // crash or a bad disk might: one of its records (or the padding after
 // it) is cut at a random byte, the file truncated there or zeroed from
@@ -354,7 +369,10 @@ func requireSameRecords(t *testing.T, what string, want, got []writtenRecord) {
 // journal reader read them: every journal's records, in order, are the
 // ones written, at the offsets our reader finds them; its files are the
 // ones we list; its last log mark is ours; and read from the mark (as
-// its bookie replays) it finds what our replay finds. Damaged copies
+// its bookie replays) it finds what our replay finds. Upstream's
+// readjournal command reads each file, unless it holds a record it cannot
+// format (shortRecords: an entry of under 8 payload bytes, which upstream
+// never journals; docs/upstream.md), where it fails. Damaged copies
 // (cutJournal) are read the same by both readers: the same records to the
 // same end, or a refusal by both.
 func TestBookKeeperReadsOurJournal(t *testing.T) {
@@ -488,8 +506,19 @@ func TestBookKeeperReadsOurJournal(t *testing.T) {
 				}
 				requireSameRecords(t, fmt.Sprintf("journal %d", i), want, recordsOf(bk.records))
 				withRecords := 0
+				short := shortRecords(bk.records)
 				for _, f := range bk.files {
 					require.Empty(t, f.Error, "journal %d file %x", i, f.FileID)
+					if !fromMark {
+						// Upstream's readjournal reads a LAC after the ids
+						// of every record but a master key and a fence.
+						if r, ok := short[f.FileID]; ok {
+							require.Contains(t, f.ReadJournal, "IndexOutOfBoundsException",
+								"journal %d file %x: readjournal on a %d-byte %s record", i, f.FileID, r.Length, r.Kind)
+						} else {
+							require.Equal(t, "ok", f.ReadJournal, "journal %d file %x: readjournal", i, f.FileID)
+						}
+					}
 					if f.Records > 0 {
 						require.Equal(t, version, f.Version, "journal %d file %x: the version BookKeeper reads", i, f.FileID)
 						withRecords++
@@ -520,7 +549,8 @@ type serveAck struct {
 // they write. BookKeeper 4.18.2's journal reader then reads the records
 // ours reads, at the same offsets, and finds every entry serve
 // acknowledged, byte for byte, in its ledger's journal (ledger mod 2),
-// after its ledger's master key and in entry order; and
+// after its ledger's master key and in entry order; its readjournal
+// command reads every file; and
 // BookKeeper's own bookie (JournalBookie --verify: BookieImpl over a
 // DbLedgerStorage in fresh ledger directories) replays a copy of the
 // journals and reads every acknowledged entry back.
@@ -657,6 +687,9 @@ func TestBookKeeperReadsServeJournal(t *testing.T) {
 		ours := ourRecords(t, journalDirs[i], journal.LogMark{})
 		requireSamePositions(t, fmt.Sprintf("journal %d", i), ours, bk.records)
 		requireSameRecords(t, fmt.Sprintf("journal %d", i), recordsOf(ours), recordsOf(bk.records))
+		for _, f := range bk.files {
+			require.Equal(t, "ok", f.ReadJournal, "journal %d file %x: upstream's readjournal", i, f.FileID)
+		}
 	}
 	for _, a := range acked {
 		sum, ok := found[key{a.ledger, a.entry}]

@@ -17,6 +17,9 @@ import org.apache.bookkeeper.bookie.Journal;
 import org.apache.bookkeeper.bookie.LedgerDirsManager;
 import org.apache.bookkeeper.bookie.LogMark;
 import org.apache.bookkeeper.conf.ServerConfiguration;
+import org.apache.bookkeeper.tools.cli.commands.bookie.ReadJournalCommand;
+import org.apache.bookkeeper.util.EntryFormatter;
+import org.apache.bookkeeper.util.LedgerIdFormatter;
 
 /**
  * Reads journal directories with BookKeeper's own journal reader, as its
@@ -40,8 +43,11 @@ import org.apache.bookkeeper.conf.ServerConfiguration;
  * <pre>
  * {"case","journal","dir","ids":[...],"lastMark":{"fileId","offset"}}
  * {"case","journal","fileId","version","offset","length","ledgerId","entryId","kind","payloadLength","payloadSha256"}  per record
- * {"case","journal","fileId","from","end","version","records"[,"error"]}                                          per file
+ * {"case","journal","fileId","from","end","version","records"[,"error"],"readjournal"}                            per file
  * </pre>
+ *
+ * <p>readjournal is what upstream's readjournal command (the shell's, on
+ * the file) ends with: "ok", or the exception that stopped it.
  *
  * <p>A file whose scan fails (where upstream's replay would fail and its
  * bookie not start) gets "error" and "end" -1 after the records read
@@ -150,8 +156,30 @@ public final class ReadJournal {
                 if (error != null) {
                     f.put("error", error);
                 }
+                f.put("readjournal", readjournal(conf, journalDirs.length, journal.getJournalDirectory(), id));
                 out.println(f.end());
             }
+        }
+    }
+
+    /**
+     * Runs upstream's readjournal command (the shell's {@code readjournal
+     * <id>.txn}, without printing message bodies) on a file: "ok", or the
+     * exception it ends with. Its output goes to the log, at INFO (not
+     * shown).
+     */
+    private static String readjournal(ServerConfiguration conf, int journals, File currentDir, long id) {
+        ReadJournalCommand.ReadJournalFlags flags = new ReadJournalCommand.ReadJournalFlags()
+                .fileName(new File(currentDir, Long.toHexString(id) + ".txn").getPath());
+        if (journals > 1) {
+            flags.dir(currentDir.getPath());
+        }
+        try {
+            ReadJournalCommand cmd = new ReadJournalCommand(LedgerIdFormatter.LONG_LEDGERID_FORMATTER,
+                    EntryFormatter.STRING_FORMATTER);
+            return cmd.apply(conf, flags) ? "ok" : "refused";
+        } catch (RuntimeException e) {
+            return e.toString();
         }
     }
 
