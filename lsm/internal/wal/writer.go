@@ -44,9 +44,13 @@ type Metrics struct {
 	SyncWaitNanos int64
 }
 
-// maxRetainedBuffer bounds the spare buffer kept between writes, so that one
-// huge batch does not pin its memory for the life of the log.
-const maxRetainedBuffer = 1 << 20
+// maxRetainedBuffer bounds each of the two buffers kept between writes (the
+// one records are framed into and the spare that takes over while the
+// other is written), so that one huge batch does not pin its memory for
+// the life of the log. A checkpoint's batch (2.7 MB, entrylocation's
+// MaxBatchOps) fits: with 1 MiB every commit of one grew a new buffer,
+// a third of a load's allocations.
+const maxRetainedBuffer = 8 << 20
 
 // Writer appends records to a WAL file with group commit. See the package
 // documentation for the protocol.
@@ -63,15 +67,16 @@ type Writer struct {
 		sync.Mutex
 		// cond is signalled (broadcast) whenever a Write or Sync finishes.
 		cond sync.Cond
-		// log frames records into pending.
-		log     *record.Writer
-		pending pendingBuffer
-		// spare is the previous pending buffer, reused after its Write.
+		// log frames records into its buffer (record.NewBufferWriterAt),
+		// which writeLocked takes.
+		log *record.Writer
+		// spare is the buffer of the previous Write, given to log when
+		// writeLocked takes the next.
 		spare []byte
 
 		// Records are numbered from 1 in Append order. Invariant:
 		// synced <= written <= appended.
-		appended uint64 // encoded into pending (or written)
+		appended uint64 // framed into log's buffer (or written)
 		written  uint64 // handed to File.Write successfully
 		synced   uint64 // covered by a successful File.Sync
 
@@ -91,16 +96,6 @@ type Writer struct {
 	}
 }
 
-// pendingBuffer collects the framed bytes of records not yet written. The
-// record.Writer flushes into it after every record, so its contents always
-// end at a record boundary.
-type pendingBuffer struct{ b []byte }
-
-func (p *pendingBuffer) Write(b []byte) (int, error) {
-	p.b = append(p.b, b...)
-	return len(b), nil
-}
-
 // NewWriter returns a Writer appending to f, which must be empty or hold a
 // valid log of opts.StartOffset bytes. The Writer owns f: Close closes it.
 func NewWriter(f vfs.File, opts Options) *Writer {
@@ -111,7 +106,7 @@ func NewWriter(f vfs.File, opts Options) *Writer {
 	w.mu.cond.L = &w.mu.Mutex
 	w.mu.writtenOffset = opts.StartOffset
 	w.mu.markedOffset = opts.StartOffset
-	w.mu.log = record.NewWriterAt(&w.mu.pending, opts.StartOffset)
+	w.mu.log = record.NewBufferWriterAt(opts.StartOffset)
 	return w
 }
 
@@ -130,7 +125,7 @@ func (w *Writer) Append(rec []byte, sync bool) error {
 	return w.Wait(n, sync)
 }
 
-// Enqueue frames record into the log's pending buffer without waiting for
+// Enqueue frames record into the log's buffer without waiting for
 // any I/O and returns its number (records are numbered from 1 in log
 // order). The DB enqueues under its commit lock, so that the log's order is
 // the sequence-number order, and waits outside it, so that concurrent
@@ -145,12 +140,8 @@ func (w *Writer) Enqueue(rec []byte) (uint64, error) {
 		return 0, w.mu.err
 	}
 	if _, err := w.mu.log.WriteRecord(rec); err != nil {
-		// pendingBuffer never fails, so this is a bug, but keep the log
-		// consistent: nothing after a framing error may be written.
-		w.failLocked(errors.Wrap(err, "wal: framing record"))
-		return 0, w.mu.err
-	}
-	if err := w.mu.log.Flush(); err != nil {
+		// Framing into a buffer never fails, so this is a bug, but keep
+		// the log consistent: nothing after a framing error may be written.
 		w.failLocked(errors.Wrap(err, "wal: framing record"))
 		return 0, w.mu.err
 	}
@@ -194,9 +185,8 @@ func (w *Writer) waitLocked(seq uint64, durable bool) error {
 // writeLocked hands every pending record to File.Write. w.mu must be held
 // and no other Write in flight; it is released around the Write.
 func (w *Writer) writeLocked() {
-	buf := w.mu.pending.b
+	buf := w.mu.log.TakeBuffered(w.mu.spare)
 	target := w.mu.appended
-	w.mu.pending.b = w.mu.spare[:0]
 	w.mu.spare = nil
 	w.mu.writing = true
 

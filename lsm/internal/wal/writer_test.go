@@ -682,3 +682,31 @@ func TestSyncedLengthMarks(t *testing.T) {
 	require.Zero(t, marks.Len()%record.SyncedMarkSize)
 	require.True(t, marks.closed, "Close closes the synced-length file")
 }
+
+// discardFile is a fakeFile whose Write keeps nothing, so that a test can
+// count the Writer's own allocations.
+type discardFile struct{ fakeFile }
+
+func (f *discardFile) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestLargeRecordsReuseBuffers appends checkpoint-sized records (2.7 MB,
+// entrylocation's MaxBatchOps locations) one after another: once warm,
+// the Writer frames them into buffers it keeps, allocating nothing per
+// record (each one grew a new buffer when only 1 MiB was kept).
+func TestLargeRecordsReuseBuffers(t *testing.T) {
+	w := NewWriter(&discardFile{fakeFile{t: t}}, Options{})
+	rec := make([]byte, 2700<<10)
+	for i := 0; i < 3; i++ {
+		require.NoError(t, w.Append(rec, true))
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const n = 10
+	for i := 0; i < n; i++ {
+		require.NoError(t, w.Append(rec, true))
+	}
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	require.Less(t, allocated, uint64(len(rec)), "%d records of %d bytes allocated %d bytes", n, len(rec), allocated)
+	require.NoError(t, w.Close())
+}
