@@ -6,6 +6,7 @@ import (
 	"github.com/bookie-index/bookie-index/lsm/internal/base"
 	"github.com/bookie-index/bookie-index/lsm/internal/batch"
 	"github.com/bookie-index/bookie-index/lsm/internal/manifest"
+	"github.com/bookie-index/bookie-index/lsm/internal/memtable"
 	"github.com/bookie-index/bookie-index/lsm/internal/wal"
 	"github.com/bookie-index/bookie-index/vfs"
 	"github.com/cockroachdb/errors"
@@ -90,7 +91,7 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	mem.reserve()
 	d.commitMu.Unlock()
 
-	err = w.Wait(n, sync)
+	err, memErr := d.logAndApply(mem, w, n, sync, &b.b)
 	if err != nil {
 		// The WAL is broken; the batch applied nothing. Its failure is
 		// recorded before the memtable is released, so that recovery
@@ -108,11 +109,10 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 		}
 		return d.walErr(err)
 	}
-	err = d.applyToMemTable(mem, &b.b)
 	mem.release()
-	if err != nil {
-		d.fail(err)
-		return err
+	if memErr != nil {
+		d.fail(memErr)
+		return memErr
 	}
 	if err := d.publish(first, first+count-1); err != nil {
 		return err
@@ -128,12 +128,59 @@ func (d *DB) Apply(b *Batch, wo *WriteOptions) error {
 	return nil
 }
 
-// applyToMemTable inserts a committed batch. A batch of sorted point
-// entries after everything in the memtable (a checkpoint's locations, in
-// a memtable that took the previous ones) is appended in one pass
-// (memtable.AddSorted); any other is inserted entry by entry.
+// overlapMinOps is the smallest batch whose memtable insert runs while
+// its WAL record is written and synced (logAndApply): below it the insert
+// is too short to pay for the goroutine that waits for the WAL.
+const overlapMinOps = 1024
+
+// logAndApply waits for record n of WAL w (written, and synced with sync)
+// and inserts batch b into mem. It returns the WAL's failure, with nothing
+// of the batch in mem, or the memtable's.
+//
+// A batch of sorted point entries after everything in the memtable (a
+// checkpoint's locations) is appended in one pass (memtable.AddSorted),
+// and from overlapMinOps operations on its run is built in the arena while
+// the WAL record is written and synced, on another goroutine: unlinked,
+// no reader, iterator or flush can reach it, and it is linked in only
+// once the WAL holds the batch, or freed if the WAL failed. The insert
+// then overlaps the fsync instead of following it (docs/design.md, "A
+// checkpoint's batch is inserted while its WAL record syncs"). Any other
+// batch is inserted after the WAL, entry by entry.
+func (d *DB) logAndApply(mem *memTable, w *wal.Writer, n uint64, sync bool, b *batch.Batch) (walErr, memErr error) {
+	if b.Count() < overlapMinOps {
+		if err := w.Wait(n, sync); err != nil {
+			return err, nil
+		}
+		return nil, d.applyToMemTable(mem, b)
+	}
+	logged := make(chan error, 1)
+	go func() { logged <- w.Wait(n, sync) }()
+	mem.applyMu.Lock()
+	defer mem.applyMu.Unlock()
+	var run memtable.SortedRun
+	sr := b.Reader()
+	prepared, err := mem.mt.PrepareSorted(b.SeqNum(), &sr, &run)
+	if walErr := <-logged; walErr != nil {
+		if prepared {
+			mem.mt.DiscardSorted(&run)
+		}
+		return walErr, nil
+	}
+	if err != nil {
+		return nil, errors.Wrap(err, "lsm: decoding a batch being applied")
+	}
+	if prepared {
+		mem.mt.PublishSorted(&run)
+		mem.noteSeqNum(b.SeqNum() + base.SeqNum(b.Count()) - 1)
+		return nil, nil
+	}
+	return nil, applyEachLocked(mem, b)
+}
+
+// applyToMemTable inserts a committed batch: one of sorted point entries
+// after everything in the memtable in one pass (memtable.AddSorted), any
+// other entry by entry.
 func (d *DB) applyToMemTable(m *memTable, b *batch.Batch) error {
-	r := b.Reader()
 	seq := b.SeqNum()
 	m.applyMu.Lock()
 	defer m.applyMu.Unlock()
@@ -146,6 +193,14 @@ func (d *DB) applyToMemTable(m *memTable, b *batch.Batch) error {
 		m.noteSeqNum(seq + base.SeqNum(b.Count()) - 1)
 		return nil
 	}
+	return applyEachLocked(m, b)
+}
+
+// applyEachLocked inserts a committed batch entry by entry. The caller
+// holds m.applyMu.
+func applyEachLocked(m *memTable, b *batch.Batch) error {
+	r := b.Reader()
+	seq := b.SeqNum()
 	for {
 		kind, key, value, ok, err := r.Next()
 		if err != nil {

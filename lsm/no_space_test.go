@@ -129,6 +129,30 @@ func (m *noSpaceModel) apply(d *DB, n int) error {
 	return nil
 }
 
+// applySorted writes a synced batch of n new keys in increasing order,
+// after every key written before, and records it if acknowledged.
+func (m *noSpaceModel) applySorted(d *DB, n int) error {
+	var b Batch
+	kv := map[string]string{}
+	for range n {
+		k := fmt.Sprintf("key%06d", m.next)
+		m.next++
+		v := fmt.Sprintf("%s-%d", k, m.rng.Int63())
+		b.Set([]byte(k), []byte(v))
+		kv[k] = v
+	}
+	if err := d.Apply(&b, Sync); err != nil {
+		for k, v := range kv {
+			m.failed[k] = append(m.failed[k], v)
+		}
+		return err
+	}
+	for k, v := range kv {
+		m.acked[k] = v
+	}
+	return nil
+}
+
 // check reads back every acknowledged key, and only those.
 func (m *noSpaceModel) check(t *testing.T, d *DB, what string) {
 	t.Helper()
@@ -326,6 +350,24 @@ func TestNoSpaceWAL(t *testing.T) {
 			// About three memtables' worth: WAL switches happen.
 			for range 60 {
 				if err := m.apply(d, 20); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// TestNoSpaceWALSortedBatches is TestNoSpaceWAL with checkpoint-like
+// batches: each of overlapMinOps or more sorted keys after every earlier
+// one, whose memtable run is built while its WAL record is written and
+// synced (logAndApply). A run whose WAL write or sync failed must never
+// become visible, before or after recovery, nor reach a table.
+func TestNoSpaceWALSortedBatches(t *testing.T) {
+	noSpaceSweep(t, []string{".log", ".synced"},
+		func(d *DB, m *noSpaceModel) {},
+		func(d *DB, m *noSpaceModel) error {
+			for range 6 {
+				if err := m.applySorted(d, overlapMinOps+100); err != nil {
 					return err
 				}
 			}

@@ -122,8 +122,35 @@ type Ops interface {
 //
 // REQUIRES: no other goroutine is in Add on this memtable.
 func (m *Memtable) AddSorted(seq base.SeqNum, ops Ops) (bool, error) {
+	var run SortedRun
+	prepared, err := m.PrepareSorted(seq, ops, &run)
+	if !prepared || err != nil {
+		return false, err
+	}
+	m.PublishSorted(&run)
+	return true, nil
+}
+
+// SortedRun is a run of entries that PrepareSorted built in a memtable's
+// arena where no reader can reach it yet.
+type SortedRun struct {
+	run sortedRun
+}
+
+// PrepareSorted is the first half of AddSorted: it builds the run in the
+// arena, unreachable by readers and iterators, and reports whether it
+// did (false, with nothing kept, in the cases where AddSorted reports
+// false). A prepared run must then be made visible at once with
+// PublishSorted, or dropped with DiscardSorted, before anything else is
+// added to the memtable. The DB builds a large batch's run while its WAL
+// record is written and synced, and publishes it only once the WAL holds
+// it, or discards it if the WAL failed.
+//
+// REQUIRES: no other goroutine is in Add on this memtable, until
+// PublishSorted or DiscardSorted.
+func (m *Memtable) PrepareSorted(seq base.SeqNum, ops Ops, run *SortedRun) (bool, error) {
 	var err error
-	added := m.points.addSorted(func() ([]byte, base.Trailer, []byte, bool, bool) {
+	prepared := m.points.prepareSorted(&run.run, func() ([]byte, base.Trailer, []byte, bool, bool) {
 		kind, key, value, ok, derr := ops.Next()
 		switch {
 		case derr != nil:
@@ -141,8 +168,16 @@ func (m *Memtable) AddSorted(seq base.SeqNum, ops Ops) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return added, nil
+	return prepared, nil
 }
+
+// PublishSorted links a run from PrepareSorted into the memtable: readers
+// see all of it at once.
+func (m *Memtable) PublishSorted(run *SortedRun) { m.points.publishSorted(&run.run) }
+
+// DiscardSorted frees the arena bytes of a run from PrepareSorted that is
+// not to be published: the memtable is as before PrepareSorted.
+func (m *Memtable) DiscardSorted(run *SortedRun) { m.points.discardSorted(&run.run) }
 
 // Get returns the newest point entry of userKey with a sequence number <= seq:
 // its value and kind (KindSet or KindDelete). found is false when there is no

@@ -315,43 +315,54 @@ func (s *Skiplist) last() uint32 {
 	return nd
 }
 
-// addSorted appends a run of entries that all sort after the list's last
-// entry, without searching or comparing with the list: each node is linked
-// after the last node of each level of its tower, with plain stores while
-// the run is unreachable, and the run is published with one atomic store
-// per level, bottom-up, once every node is complete (see
-// Memtable.AddSorted). next yields the run, ending it by returning ok
-// false or refusing it by returning refused. addSorted returns false, with
-// the list unchanged and no arena byte kept, when the run is refused, does
-// not sort strictly increasing after the list's last entry, or does not
-// fit in the arena.
+// sortedRun is a run of nodes built by prepareSorted in the arena and not
+// yet reachable: publishSorted links it in, discardSorted frees it.
+type sortedRun struct {
+	// tail is the list's last node of every level when the run was
+	// built: where the run's towers attach.
+	tail [maxHeight]uint32
+	// first and last are the run's first and last node of each level
+	// below height.
+	first, last [maxHeight]uint32
+	height      int
+	n           int
+	// mark is the arena's use before the run, for discardSorted.
+	mark uint32
+}
+
+// prepareSorted builds a run of entries that all sort after the list's
+// last entry in the arena, without searching or comparing with the list:
+// each node is linked to the next node of each level of its tower with
+// plain stores, since the run is unreachable. next yields the run, ending
+// it by returning ok false or refusing it by returning refused.
+// prepareSorted returns false, with the list unchanged and no arena byte
+// kept, when the run is refused, does not sort strictly increasing after
+// the list's last entry, or does not fit in the arena. On true the run
+// must be given to publishSorted or discardSorted before anything else is
+// added.
 //
 // REQUIRES: no other goroutine is in Add on this list or on a list sharing
-// its arena.
-func (s *Skiplist) addSorted(next func() (key []byte, trailer base.Trailer, value []byte, ok, refused bool)) bool {
+// its arena, until publishSorted or discardSorted.
+func (s *Skiplist) prepareSorted(run *sortedRun, next func() (key []byte, trailer base.Trailer, value []byte, ok, refused bool)) bool {
 	a := s.arena
-	// The last node of every level: where the run's towers attach.
-	var tail [maxHeight]uint32
+	*run = sortedRun{}
 	listHeight := int(s.height.Load())
 	nd := s.head
 	for l := listHeight - 1; l >= 0; l-- {
 		for succ := a.next(nd, l); succ != 0; succ = a.next(nd, l) {
 			nd = succ
 		}
-		tail[l] = nd
+		run.tail[l] = nd
 	}
 	for l := listHeight; l < maxHeight; l++ {
-		tail[l] = s.head
+		run.tail[l] = s.head
 	}
-	prev := tail[0] // the list's last node, or the head when it is empty
-	mark := a.used.Load()
-	var first, last [maxHeight]uint32
-	height := 0
-	n := 0
-	for ; ; n++ {
+	prev := run.tail[0] // the list's last node, or the head when it is empty
+	run.mark = a.used.Load()
+	for ; ; run.n++ {
 		key, trailer, value, ok, refused := next()
 		if refused || (ok && prev != s.head && s.compareToNode(key, trailer, prev) <= 0) {
-			s.rollback(mark)
+			s.rollback(run.mark)
 			return false
 		}
 		if !ok {
@@ -360,41 +371,69 @@ func (s *Skiplist) addSorted(next func() (key []byte, trailer base.Trailer, valu
 		h := s.randomHeight()
 		nd, ok := a.newNode(h, key, trailer, value)
 		if !ok {
-			s.rollback(mark)
+			s.rollback(run.mark)
 			return false
 		}
 		for l := 0; l < h; l++ {
-			if last[l] == 0 {
-				first[l] = nd
+			if run.last[l] == 0 {
+				run.first[l] = nd
 			} else {
 				// Not reachable yet: a plain store, published by the
-				// atomic stores below.
-				a.setNextUnpublished(last[l], l, nd)
+				// atomic stores of publishSorted.
+				a.setNextUnpublished(run.last[l], l, nd)
 			}
-			last[l] = nd
+			run.last[l] = nd
 		}
-		height = max(height, h)
+		run.height = max(run.height, h)
 		prev = nd
-	}
-	if n == 0 {
-		return true
 	}
 	// The run's last node at each level ends that level (a recycled arena
 	// holds old bytes in its tower).
-	for l := 0; l < height; l++ {
-		a.setNextUnpublished(last[l], l, 0)
+	for l := 0; l < run.height; l++ {
+		a.setNextUnpublished(run.last[l], l, 0)
+	}
+	return true
+}
+
+// publishSorted links a run built by prepareSorted after the list's last
+// entry, making it visible to readers at once.
+func (s *Skiplist) publishSorted(run *sortedRun) {
+	if run.n == 0 {
+		return
 	}
 	// Publish bottom-up, as Add links a node: a node reachable at a level
 	// is reachable at every level below. The list height is raised last, so
 	// a search that starts at a new level finds it linked.
-	for l := 0; l < height; l++ {
-		a.setNext(tail[l], l, first[l])
+	for l := 0; l < run.height; l++ {
+		s.arena.setNext(run.tail[l], l, run.first[l])
 	}
-	if uint32(height) > s.height.Load() {
-		s.height.Store(uint32(height))
+	if uint32(run.height) > s.height.Load() {
+		s.height.Store(uint32(run.height))
 	}
-	s.count.Add(int64(n))
+	s.count.Add(int64(run.n))
 	s.spliceValid = false
+}
+
+// discardSorted frees the arena bytes of a run built by prepareSorted and
+// not published; the list is as it was before.
+func (s *Skiplist) discardSorted(run *sortedRun) {
+	s.rollback(run.mark)
+}
+
+// addSorted appends a run of entries that all sort after the list's last
+// entry (prepareSorted, then publishSorted): the run is published with one
+// atomic store per level, bottom-up, once every node is complete (see
+// Memtable.AddSorted). It returns false, with the list unchanged and no
+// arena byte kept, when prepareSorted does.
+//
+// REQUIRES: no other goroutine is in Add on this list or on a list sharing
+// its arena.
+func (s *Skiplist) addSorted(next func() (key []byte, trailer base.Trailer, value []byte, ok, refused bool)) bool {
+	var run sortedRun
+	if !s.prepareSorted(&run, next) {
+		return false
+	}
+	s.publishSorted(&run)
 	return true
 }
 

@@ -284,3 +284,66 @@ func TestAddSortedPublishesAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareSortedIsInvisibleUntilPublished: a prepared run is in the
+// arena but unreachable — Count, Get and iterators see the memtable as it
+// was — until PublishSorted; a discarded run leaves the arena as it was,
+// and the next run (published) reads as if the discarded one never was.
+func TestPrepareSortedIsInvisibleUntilPublished(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	ops := sortedOps(rng, 3000)
+	first, second := ops[:1000], ops[1000:]
+	m := New(len(ops)*80 + 1<<16)
+	added, err := m.AddSorted(1, &opList{ops: first})
+	require.NoError(t, err)
+	require.True(t, added)
+	size := m.ApproximateSize()
+
+	countIter := func() int {
+		it := m.NewPointIter()
+		n := 0
+		for ok := it.First(); ok; ok = it.Next() {
+			n++
+		}
+		return n
+	}
+	// Discarded: invisible, then gone.
+	var run SortedRun
+	prepared, err := m.PrepareSorted(1001, &opList{ops: second}, &run)
+	require.NoError(t, err)
+	require.True(t, prepared)
+	require.Greater(t, m.ApproximateSize(), size)
+	require.Equal(t, len(first), m.Count())
+	require.Equal(t, len(first), countIter())
+	_, _, found := m.Get(second[0].key, base.SeqNumMax)
+	require.False(t, found, "a prepared run is visible")
+	m.DiscardSorted(&run)
+	require.Equal(t, size, m.ApproximateSize())
+	require.Equal(t, len(first), countIter())
+
+	// Prepared again from other values, published: the list holds it.
+	again := slices.Clone(second)
+	for i := range again {
+		again[i].kind, again[i].value = base.KindSet, []byte{byte(i)}
+	}
+	prepared, err = m.PrepareSorted(5001, &opList{ops: again}, &run)
+	require.NoError(t, err)
+	require.True(t, prepared)
+	require.Equal(t, len(first), countIter())
+	m.PublishSorted(&run)
+	require.Equal(t, len(ops), m.Count())
+	checkList(t, append(modelOf(first, 1), modelOf(again, 5001)...), m.points, newKeyGen(rng), 100)
+	checkStructure(t, m.points)
+
+	// Refused runs keep nothing (one out of order, one that fails to decode).
+	size = m.ApproximateSize()
+	prepared, err = m.PrepareSorted(9001, &opList{ops: first}, &run)
+	require.NoError(t, err)
+	require.False(t, prepared)
+	tail := sortedOps(rng, 4000)[3500:]
+	prepared, err = m.PrepareSorted(9001, &opList{ops: tail, failAt: 10}, &run)
+	require.Error(t, err)
+	require.False(t, prepared)
+	require.Equal(t, size, m.ApproximateSize())
+	require.Equal(t, len(ops), countIter())
+}
