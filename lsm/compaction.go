@@ -238,6 +238,9 @@ func (d *DB) writeCompactionOutputs(ctx context.Context, c *compaction) (outputs
 	}
 
 	ranges := d.subcompactionRanges(c)
+	if ranges == nil {
+		ranges = d.splitIntoEmptyLevel(c, job)
+	}
 	if len(ranges) <= 1 {
 		return job.run(ctx, keyRange{lo: c.sliceLo, hi: c.sliceHi}, false)
 	}

@@ -59,6 +59,44 @@ func (d *DB) subcompactionRanges(c *compaction) []keyRange {
 	return append(ranges, keyRange{lo: lo})
 }
 
+// splitIntoEmptyLevel splits a compaction of L0 tables into an empty level
+// of at least two TargetFileSizeBase, which subcompactionRanges cannot (no
+// table below to take boundaries from), into up to MaxSubcompactions ranges
+// that cut the largest input's data into parts of about equal bytes
+// (sstable.Reader.SplitKeys, from its index). This is a load's first
+// compaction, where every L0 table spans every ledger written, so any one
+// of them spreads as the others do. A range bound is a user key: it splits
+// no key's versions. It returns nil to run the compaction whole (also if
+// the index cannot be read: the merge will meet the same error).
+func (d *DB) splitIntoEmptyLevel(c *compaction, job *compactionJob) []keyRange {
+	n := d.opts.MaxSubcompactions
+	if n <= 1 || c.sliced || c.inPlace || c.startLevel != 0 || c.outputLevel == 0 || len(c.inputs[1]) > 0 {
+		return nil
+	}
+	var total uint64
+	largest := -1
+	for i, t := range job.tables {
+		total += t.Size
+		if largest < 0 || t.Size > job.tables[largest].Size {
+			largest = i
+		}
+	}
+	if largest < 0 || total < 2*uint64(d.opts.TargetFileSizeBase) {
+		return nil
+	}
+	bounds, err := job.handles[largest].reader.SplitKeys(n)
+	if err != nil || len(bounds) == 0 {
+		return nil
+	}
+	ranges := make([]keyRange, 0, len(bounds)+1)
+	var lo []byte
+	for _, b := range bounds {
+		ranges = append(ranges, keyRange{lo: lo, hi: b})
+		lo = b
+	}
+	return append(ranges, keyRange{lo: lo})
+}
+
 // overlapsRange reports whether table t may hold user keys in r.
 func overlapsRange(t *manifest.TableMeta, r keyRange) bool {
 	return (r.hi == nil || bytes.Compare(t.Smallest.UserKey, r.hi) < 0) &&

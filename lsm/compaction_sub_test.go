@@ -285,3 +285,84 @@ func TestSubcompactionFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestSplitIntoEmptyLevel: a load's first compaction, L0 tables that each
+// span every ledger into an empty level, is split at keys from the
+// largest input's index into parts of about equal bytes, and leaves the
+// model's contents in disjoint tables; a compaction run whole leaves the
+// same.
+func TestSplitIntoEmptyLevel(t *testing.T) {
+	for _, maxSub := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("max=%d", maxSub), func(t *testing.T) {
+			o := subOptions(NewMemFS(), maxSub)
+			o.Level0FileNumCompactionTrigger = 2
+			d, err := Open("db", o)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, d.Close()) }()
+			m := model{}
+			var b Batch
+			const ledgers, per = 500, 40
+			for k := 0; k < 2; k++ { // two L0 tables, each over every ledger
+				b.Reset()
+				for l := 0; l < ledgers; l++ {
+					for e := k * per; e < (k+1)*per; e++ {
+						v := fmt.Sprintf("loc-%d-%d", l, e)
+						b.Set(loadKey(l, e), []byte(v))
+						m[string(loadKey(l, e))] = v
+					}
+				}
+				require.NoError(t, d.Apply(&b, Sync))
+				require.NoError(t, d.Flush())
+			}
+			require.NoError(t, d.WaitForCompactions(context.Background()))
+			mt := d.Metrics()
+			t.Logf("levels %v, %d compactions, %d key ranges", levelTables(mt), mt.Compactions, mt.Subcompactions)
+			require.Zero(t, mt.Levels[0].Tables, "L0 was not compacted")
+			require.EqualValues(t, 1, mt.Compactions)
+			if maxSub == 1 {
+				require.Zero(t, mt.Subcompactions)
+			} else {
+				require.EqualValues(t, maxSub, mt.Subcompactions, "the compaction into the empty level was not split")
+				// Each range wrote its own tables, of about equal size.
+				tables, err := d.Tables()
+				require.NoError(t, err)
+				var sizes []uint64
+				var total uint64
+				for _, ti := range tables {
+					sizes = append(sizes, ti.Size)
+					total += ti.Size
+				}
+				require.Len(t, sizes, maxSub)
+				t.Logf("table sizes %v", sizes)
+				for _, size := range sizes {
+					require.InDelta(t, total/uint64(maxSub), size, float64(total)/float64(maxSub)/4, "table sizes %v", sizes)
+				}
+			}
+			checkAll(t, d, m)
+			requireDisjointLevels(t, d)
+			require.NoError(t, d.Check())
+		})
+	}
+}
+
+// TestSplitIntoEmptyLevelOnlyThere: no split into a level that has
+// tables (subcompactionRanges' case), for a sliced, intra-L0 or in-place
+// compaction, one from below L0, or one under two target table sizes.
+func TestSplitIntoEmptyLevelOnlyThere(t *testing.T) {
+	d := &DB{opts: &Options{MaxSubcompactions: 2, TargetFileSizeBase: 100}}
+	for name, mod := range map[string]func(c *compaction){
+		"a table below": func(c *compaction) { c.inputs[1] = []*manifest.TableMeta{{Size: 10}} },
+		"sliced":        func(c *compaction) { c.sliced = true },
+		"intra-L0":      func(c *compaction) { c.outputLevel = 0 },
+		"in place":      func(c *compaction) { c.inPlace = true },
+		"from L1":       func(c *compaction) { c.startLevel = 1 },
+		"small":         func(c *compaction) { c.inputs[0] = []*manifest.TableMeta{{Size: 150}} },
+	} {
+		c := &compaction{startLevel: 0, outputLevel: 6}
+		c.inputs[0] = []*manifest.TableMeta{{Size: 300}}
+		mod(c)
+		job := &compactionJob{c: c, tables: c.allInputs()}
+		// No handles: reaching the index would panic.
+		require.Nil(t, d.splitIntoEmptyLevel(c, job), name)
+	}
+}
