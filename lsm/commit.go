@@ -143,9 +143,9 @@ const overlapMinOps = 1024
 // the WAL record is written and synced, on another goroutine: unlinked,
 // no reader, iterator or flush can reach it, and it is linked in only
 // once the WAL holds the batch, or freed if the WAL failed. The insert
-// then overlaps the fsync instead of following it (docs/design.md, "A
-// checkpoint's batch is inserted while its WAL record syncs"). Any other
-// batch is inserted after the WAL, entry by entry.
+// then overlaps the fsync instead of following it (docs/design.md, "The
+// load's write path: what paid"). Any other batch is inserted after the
+// WAL, entry by entry.
 func (d *DB) logAndApply(mem *memTable, w *wal.Writer, n uint64, sync bool, b *batch.Batch) (walErr, memErr error) {
 	if b.Count() < overlapMinOps {
 		if err := w.Wait(n, sync); err != nil {
