@@ -48,6 +48,9 @@ func (e *BookieEngine) Options(cacheBytes int64) (*lsm.Options, error) {
 	if e.cfg.IdleCompactionDelay != 0 {
 		o.IdleCompactionDelay = e.cfg.IdleCompactionDelay
 	}
+	if e.cfg.MaxSubcompactions != 0 {
+		o.MaxSubcompactions = e.cfg.MaxSubcompactions
+	}
 	return o, o.Validate()
 }
 

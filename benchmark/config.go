@@ -40,6 +40,9 @@ type Config struct {
 	// IdleCompactionDelay sets lsm.Options.IdleCompactionDelay
 	// (bookie-index; 0: the engine's default, negative: off).
 	IdleCompactionDelay time.Duration
+	// MaxSubcompactions sets lsm.Options.MaxSubcompactions for
+	// bookie-index (0: the engine's default). No flag: tests set it.
+	MaxSubcompactions int
 
 	// DiskBound runs the read phases (get, floor, miss) of each cache size
 	// in a reader process of their own, the store's files dropped from the

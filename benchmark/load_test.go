@@ -74,12 +74,14 @@ func loadIndex(t *testing.T, cfg Config, via string, compact bool) *BookieEngine
 // small blocks. Every lookup probes its filter: by default a table
 // samples at random which lookups score its filter's use (sstable/get.go),
 // so two indexes would drift apart in filter probes, lookup by lookup,
-// whatever their tables.
+// whatever their tables. Compactions run whole: a split one cuts its
+// tables at its key ranges' bounds too, where an ingest of the same
+// entries cuts them at the target size only.
 func seekConfig() Config {
 	return Config{
 		Ledgers: 50, Entries: 2000, FlushEntries: 500, Layout: "partitioned", CommonPrefix: true,
 		BlockSize: 4096, BloomBits: 10, Compression: "lz4", TargetFileSize: 64 << 10, WriteBuffer: 256 << 10,
-		AlwaysLoadFilters: true, IdleCompactionDelay: -1, CacheSizes: []int64{64 << 20}, Threads: 1, Phases: []string{"load"}, DeleteFraction: 0.5,
+		AlwaysLoadFilters: true, IdleCompactionDelay: -1, MaxSubcompactions: 1, CacheSizes: []int64{64 << 20}, Threads: 1, Phases: []string{"load"}, DeleteFraction: 0.5,
 	}
 }
 

@@ -66,11 +66,15 @@ func (d *DB) subcompactionRanges(c *compaction) []keyRange {
 // (sstable.Reader.SplitKeys, from its index). This is a load's first
 // compaction, where every L0 table spans every ledger written, so any one
 // of them spreads as the others do. A range bound is a user key: it splits
-// no key's versions. It returns nil to run the compaction whole (also if
-// the index cannot be read: the merge will meet the same error).
+// no key's versions. A manual compaction is not split: it writes the empty
+// level in one stream, cut at the target size only, which leaves the
+// tables an ingest of the same entries builds (benchmark's
+// TestIngestedReadsLikeCompacted). It returns nil to run the compaction
+// whole (also if the index cannot be read: the merge will meet the same
+// error).
 func (d *DB) splitIntoEmptyLevel(c *compaction, job *compactionJob) []keyRange {
 	n := d.opts.MaxSubcompactions
-	if n <= 1 || c.sliced || c.inPlace || c.startLevel != 0 || c.outputLevel == 0 || len(c.inputs[1]) > 0 {
+	if n <= 1 || c.manual || c.sliced || c.inPlace || c.startLevel != 0 || c.outputLevel == 0 || len(c.inputs[1]) > 0 {
 		return nil
 	}
 	var total uint64

@@ -346,8 +346,8 @@ func TestSplitIntoEmptyLevel(t *testing.T) {
 }
 
 // TestSplitIntoEmptyLevelOnlyThere: no split into a level that has
-// tables (subcompactionRanges' case), for a sliced, intra-L0 or in-place
-// compaction, one from below L0, or one under two target table sizes.
+// tables (subcompactionRanges' case), for a manual, sliced, intra-L0 or
+// in-place compaction, one from below L0, or one under two target table sizes.
 func TestSplitIntoEmptyLevelOnlyThere(t *testing.T) {
 	d := &DB{opts: &Options{MaxSubcompactions: 2, TargetFileSizeBase: 100}}
 	for name, mod := range map[string]func(c *compaction){
@@ -356,6 +356,7 @@ func TestSplitIntoEmptyLevelOnlyThere(t *testing.T) {
 		"intra-L0":      func(c *compaction) { c.outputLevel = 0 },
 		"in place":      func(c *compaction) { c.inPlace = true },
 		"from L1":       func(c *compaction) { c.startLevel = 1 },
+		"manual":        func(c *compaction) { c.manual = true },
 		"small":         func(c *compaction) { c.inputs[0] = []*manifest.TableMeta{{Size: 150}} },
 	} {
 		c := &compaction{startLevel: 0, outputLevel: 6}

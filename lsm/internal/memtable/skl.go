@@ -420,23 +420,6 @@ func (s *Skiplist) discardSorted(run *sortedRun) {
 	s.rollback(run.mark)
 }
 
-// addSorted appends a run of entries that all sort after the list's last
-// entry (prepareSorted, then publishSorted): the run is published with one
-// atomic store per level, bottom-up, once every node is complete (see
-// Memtable.AddSorted). It returns false, with the list unchanged and no
-// arena byte kept, when prepareSorted does.
-//
-// REQUIRES: no other goroutine is in Add on this list or on a list sharing
-// its arena.
-func (s *Skiplist) addSorted(next func() (key []byte, trailer base.Trailer, value []byte, ok, refused bool)) bool {
-	var run sortedRun
-	if !s.prepareSorted(&run, next) {
-		return false
-	}
-	s.publishSorted(&run)
-	return true
-}
-
 // rollback frees the arena bytes allocated since mark, which no reader can
 // reach.
 func (s *Skiplist) rollback(mark uint32) {
