@@ -47,6 +47,29 @@ func (a *arena) newNode(height int, key []byte, trailer base.Trailer, value []by
 	if !ok {
 		return 0, false
 	}
+	a.fillNode(nd, n, height, key, trailer, value)
+	return nd, true
+}
+
+// newNodeAfter is newNode for a run of nodes allocated together
+// (prepareSorted): it allocates at *end, the arena's use so far counting
+// the run's earlier nodes, and advances *end, leaving the arena's own
+// counter to be stored once for the whole run (an atomic store per node
+// was a fifth of a sorted insert's CPU).
+func (a *arena) newNodeAfter(end *uint64, height int, key []byte, trailer base.Trailer, value []byte) (uint32, bool) {
+	n := nodeSize(height) + uint64(len(key)) + uint64(len(value))
+	off := *end
+	next := off + alignUp(n)
+	if next > uint64(len(a.buf)) {
+		return 0, false
+	}
+	*end = next
+	a.fillNode(uint32(off), n, height, key, trailer, value)
+	return uint32(off), true
+}
+
+// fillNode writes a node's header, key and value into its n bytes at nd.
+func (a *arena) fillNode(nd uint32, n uint64, height int, key []byte, trailer base.Trailer, value []byte) {
 	b := a.buf[nd : uint64(nd)+n]
 	binary.LittleEndian.PutUint64(b[nodeTrailerOffset:], uint64(trailer))
 	binary.LittleEndian.PutUint32(b[nodeKeySizeOffset:], uint32(len(key)))
@@ -57,7 +80,6 @@ func (a *arena) newNode(height int, key []byte, trailer base.Trailer, value []by
 	keyStart := nodeSize(height)
 	copy(b[keyStart:], key)
 	copy(b[keyStart+uint64(len(key)):], value)
-	return nd, true
 }
 
 func (a *arena) nodeHeight(nd uint32) int {

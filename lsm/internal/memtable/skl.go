@@ -357,23 +357,37 @@ func (s *Skiplist) prepareSorted(run *sortedRun, next func() (key []byte, traile
 	for l := listHeight; l < maxHeight; l++ {
 		run.tail[l] = s.head
 	}
-	prev := run.tail[0] // the list's last node, or the head when it is empty
 	run.mark = a.used.Load()
+	// The arena's use, stored once the run is built: nobody else
+	// allocates meanwhile.
+	end := uint64(run.mark)
+	// Each key is compared with the previous one of the run, and the
+	// first with the list's last node.
+	var prevKey []byte
+	var prevTrailer base.Trailer
 	for ; ; run.n++ {
 		key, trailer, value, ok, refused := next()
-		if refused || (ok && prev != s.head && s.compareToNode(key, trailer, prev) <= 0) {
-			s.rollback(run.mark)
+		if refused {
 			return false
+		}
+		if ok {
+			if run.n > 0 {
+				if base.CompareInternal(key, trailer, prevKey, prevTrailer) <= 0 {
+					return false
+				}
+			} else if run.tail[0] != s.head && s.compareToNode(key, trailer, run.tail[0]) <= 0 {
+				return false
+			}
 		}
 		if !ok {
 			break
 		}
 		h := s.randomHeight()
-		nd, ok := a.newNode(h, key, trailer, value)
+		nd, ok := a.newNodeAfter(&end, h, key, trailer, value)
 		if !ok {
-			s.rollback(run.mark)
 			return false
 		}
+		prevKey, prevTrailer = key, trailer
 		for l := 0; l < h; l++ {
 			if run.last[l] == 0 {
 				run.first[l] = nd
@@ -385,8 +399,8 @@ func (s *Skiplist) prepareSorted(run *sortedRun, next func() (key []byte, traile
 			run.last[l] = nd
 		}
 		run.height = max(run.height, h)
-		prev = nd
 	}
+	a.used.Store(uint32(end))
 	// The run's last node at each level ends that level (a recycled arena
 	// holds old bytes in its tower).
 	for l := 0; l < run.height; l++ {
