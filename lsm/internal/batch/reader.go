@@ -133,6 +133,14 @@ func decodeOp(repr []byte, off int, index uint32) (kind base.Kind, key, value []
 func decodeBytes(
 	repr []byte, off int, limit int, index uint32, kind base.Kind, what string,
 ) (b []byte, next int, err error) {
+	// Lengths under 128, one byte, are the engine's (16-byte keys, 8-byte
+	// values): read them without the general decoder.
+	if off < len(repr) && repr[off] < 0x80 {
+		start, end := off+1, off+1+int(repr[off])
+		if end <= len(repr) && int(repr[off]) <= limit {
+			return repr[start:end:end], end, nil
+		}
+	}
 	n, w := binary.Uvarint(repr[off:])
 	switch {
 	case w == 0:
