@@ -175,6 +175,25 @@ func (b *Batch) appendOp(kind base.Kind, key, value []byte, hasValue bool) {
 		copy(grown, b.data)
 		b.data = grown
 	}
+	if len(key) < 0x80 && len(value) < 0x80 {
+		// One-byte lengths (every engine key and value): the room is
+		// there, so fill it in place.
+		n := len(b.data)
+		size := 2 + len(key)
+		if hasValue {
+			size += 1 + len(value)
+		}
+		b.data = b.data[:n+size]
+		d := b.data[n:]
+		d[0], d[1] = byte(kind), byte(len(key))
+		copy(d[2:], key)
+		if hasValue {
+			d[2+len(key)] = byte(len(value))
+			copy(d[3+len(key):], value)
+		}
+		b.count++
+		return
+	}
 	b.data = append(b.data, byte(kind))
 	b.data = binary.AppendUvarint(b.data, uint64(len(key)))
 	b.data = append(b.data, key...)
