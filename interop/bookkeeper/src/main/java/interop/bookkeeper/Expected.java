@@ -107,23 +107,9 @@ final class Expected {
         j.put("scenario", scenario);
         j.put("seed", seed);
         j.put("logSizeLimit", logSizeLimit);
-        j.key("ledgerDirs").arr();
-        for (String d : ledgerDirs) {
-            j.str(d);
-        }
-        j.endArr();
-        j.key("indexDirs").arr();
-        for (String d : indexDirs) {
-            j.str(d);
-        }
-        j.endArr();
-        if (!conf.isEmpty()) {
-            j.key("conf").obj();
-            for (Map.Entry<String, String> e : conf.entrySet()) {
-                j.put(e.getKey(), e.getValue());
-            }
-            j.end();
-        }
+        j.putStrings("ledgerDirs", ledgerDirs);
+        j.putStrings("indexDirs", indexDirs);
+        j.putStringMap("conf", conf);
         if (extra != null) {
             j.key("scenarioFacts");
             j.raw(extra.toString());

@@ -306,18 +306,8 @@ public final class JournalBookie {
         j.put("scenario", "journal");
         j.put("seed", seed);
         j.key("ledgerDirs").arr().str("ledger0").str("ledger1").endArr();
-        j.key("journalDirs").arr();
-        for (String name : journalNames) {
-            j.str(name);
-        }
-        j.endArr();
-        if (!conf.isEmpty()) {
-            j.key("conf").obj();
-            for (Map.Entry<String, String> e : conf.entrySet()) {
-                j.put(e.getKey(), e.getValue());
-            }
-            j.end();
-        }
+        j.putStrings("journalDirs", journalNames);
+        j.putStringMap("conf", conf);
         j.key("ledgers").arr();
         for (Ledger l : ledgers.values()) {
             j.nl().obj();

@@ -1,6 +1,8 @@
 package interop.bookkeeper;
 
 import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
 
 /**
  * A minimal JSON writer: objects and arrays are built by appending to a
@@ -125,6 +127,27 @@ final class Json {
 
     Json putHex(String name, byte[] v) {
         return v == null ? key(name).nul() : key(name).str(hex(v));
+    }
+
+    /** An array of strings under name. */
+    Json putStrings(String name, List<String> v) {
+        key(name).arr();
+        for (String s : v) {
+            str(s);
+        }
+        return endArr();
+    }
+
+    /** An object of string values under name, left out when m is empty. */
+    Json putStringMap(String name, Map<String, String> m) {
+        if (m.isEmpty()) {
+            return this;
+        }
+        key(name).obj();
+        for (Map.Entry<String, String> e : m.entrySet()) {
+            put(e.getKey(), e.getValue());
+        }
+        return end();
     }
 
     private void sep() {
