@@ -46,10 +46,11 @@ type Metrics struct {
 
 // maxRetainedBuffer bounds each of the two buffers kept between writes (the
 // one records are framed into and the spare that takes over while the
-// other is written), so that one huge batch does not pin its memory for
-// the life of the log. A checkpoint's batch (2.7 MB, entrylocation's
-// MaxBatchOps) fits: with 1 MiB every commit of one grew a new buffer,
-// a third of a load's allocations.
+// other is written; one alone while nothing is framed during a write), so
+// that one huge batch does not pin its memory for the life of the log. A
+// checkpoint's batch (2.7 MB, entrylocation's MaxBatchOps) fits: with 1
+// MiB every commit of one grew a new buffer, a third of a load's
+// allocations.
 const maxRetainedBuffer = 8 << 20
 
 // Writer appends records to a WAL file with group commit. See the package
@@ -198,7 +199,14 @@ func (w *Writer) writeLocked() {
 	w.mu.Lock()
 
 	w.mu.writing = false
-	if cap(buf) <= maxRetainedBuffer {
+	switch {
+	case cap(buf) > maxRetainedBuffer:
+	case w.mu.log.Buffered() == 0:
+		// Nothing was framed during the Write: the next records go into
+		// this buffer again (the log's empty one is dropped), so that a
+		// lone committer keeps one buffer's pages resident, not two.
+		w.mu.log.TakeBuffered(buf)
+	default:
 		w.mu.spare = buf[:0]
 	}
 	w.mu.metrics.Writes++

@@ -691,8 +691,9 @@ func (f *discardFile) Write(p []byte) (int, error) { return len(p), nil }
 
 // TestLargeRecordsReuseBuffers appends checkpoint-sized records (2.7 MB,
 // entrylocation's MaxBatchOps locations) one after another: once warm,
-// the Writer frames them into buffers it keeps, allocating nothing per
-// record (each one grew a new buffer when only 1 MiB was kept).
+// the Writer frames them into a buffer it keeps, allocating nothing per
+// record (each one grew a new buffer when only 1 MiB was kept), and keeps
+// no second buffer since nothing is framed while it writes.
 func TestLargeRecordsReuseBuffers(t *testing.T) {
 	w := NewWriter(&discardFile{fakeFile{t: t}}, Options{})
 	rec := make([]byte, 2700<<10)
@@ -708,5 +709,10 @@ func TestLargeRecordsReuseBuffers(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	allocated := after.TotalAlloc - before.TotalAlloc
 	require.Less(t, allocated, uint64(len(rec)), "%d records of %d bytes allocated %d bytes", n, len(rec), allocated)
+	// One committer at a time: one buffer, no spare.
+	w.mu.Lock()
+	spare := w.mu.spare
+	w.mu.Unlock()
+	require.Nil(t, spare, "a lone committer keeps a spare buffer of %d bytes", cap(spare))
 	require.NoError(t, w.Close())
 }
