@@ -116,7 +116,10 @@ func TestCrashAtEveryStep(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	st := s.Journals()[0].Stats()
 	require.NoError(t, s.Close())
+	t.Logf("%d steps of zeros pre-allocated ahead, %d batches pre-allocated by the writer", st.PreallocatedAhead, st.Preallocations)
+	require.Greater(t, st.PreallocatedAhead, int64(0), "the images cover the pre-allocator's steps")
 	imagesMu.Lock()
 	taking = false
 	images = append(images, crashImage{op: vfs.Op{Path: "(after Close)"}, fs: mem.CrashClone(vfs.CrashOptions{}), done: done.snapshot()})

@@ -43,9 +43,11 @@
 // journalMaxGroupWaitMSec or it holds more than
 // journalBufferedWritesThreshold bytes or journalBufferedEntriesThreshold
 // adds) and writes it, padded, in one write, into zeros pre-allocated
-// journalPreAllocSizeMB at a time; a syncer goroutine fsyncs, one fsync
-// (fdatasync unless the file grew) for every batch written since the
-// last, so that many concurrent adds share one write and one fsync. A failed write or fsync
+// journalPreAllocSizeMB at a time (a pre-allocator goroutine writes and
+// syncs them ahead of the writer); a syncer goroutine fsyncs, one fsync
+// (fdatasync unless the records outran the zeros made durable) for every
+// batch written since the last, so that many concurrent adds share one
+// write and one fsync. A failed write or fsync
 // stops the journal for good: the adds waiting for it and every later add
 // fail with an error naming the file (a full disk matches ErrNoSpace), and
 // Options.OnFailure is called (upstream's JournalAliveListener). Nothing

@@ -1,9 +1,9 @@
 package journal
 
 import (
-	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 
 	"github.com/bookie-index/bookie-index/vfs"
 )
@@ -18,11 +18,19 @@ type journalFile struct {
 	// syncedLen the length the last completed fsync covered (the
 	// syncer's).
 	size, syncedLen int64
-	// allocated is the file's length on disk, its records and the zeros
-	// pre-allocated after them (the writer's); syncedAlloc is the length
-	// the last full fsync made durable (the syncer's). A sync that covers
-	// no growth (syncRequest.alloc <= syncedAlloc) is an fdatasync.
-	allocated, syncedAlloc int64
+	// alloc is the file's pre-allocation (prealloc.go), shared by the
+	// writer, the syncer and the pre-allocator.
+	alloc allocState
+	// bgMu is held by each step of the pre-allocator (its write and its
+	// sync) and by close, so that a file is never closed under a step.
+	bgMu sync.Mutex
+	// syncMu serializes the file's syncs, the syncer's and the
+	// pre-allocator's, and guards syncErr: the first failed sync of the
+	// file. After a failed fsync the kernel may have dropped dirty pages
+	// and a later fsync on the file may succeed, so whichever goroutine
+	// syncs next must see the failure rather than its own success.
+	syncMu  sync.Mutex
+	syncErr error
 }
 
 // createJournalFile creates journal file id in dir (a journal's current
@@ -35,6 +43,7 @@ func createJournalFile(fs vfs.FS, dir string, id int64, version int, chunk int64
 	path := filepath.Join(dir, FileName(id))
 	syncedPath := filepath.Join(dir, SyncedFileName(id))
 	jf := &journalFile{id: id, path: path}
+	jf.alloc.init()
 	defer func() {
 		if err != nil {
 			created, createdSynced := jf.f != nil, jf.synced != nil
@@ -54,16 +63,17 @@ func createJournalFile(fs vfs.FS, dir string, id int64, version int, chunk int64
 	if err = writeAllAt(jf.f, header, 0); err != nil {
 		return nil, ioError(err, "journal: writing the header of "+path)
 	}
-	jf.size, jf.allocated = int64(len(header)), int64(len(header))
+	jf.size = int64(len(header))
+	jf.alloc.written = jf.size
 	// As upstream, the first chunk at creation: the first batch after
 	// an open or a roll writes into zeros already synced.
-	if _, err = jf.preallocate(jf.size+1, chunk, zeros); err != nil {
+	if err = jf.writeZerosLocked(roundUp(jf.size+1, chunk), zeros); err != nil {
 		return nil, err
 	}
 	if err = jf.f.Sync(); err != nil {
 		return nil, ioError(err, "journal: syncing the header of "+path)
 	}
-	jf.syncedAlloc = jf.allocated
+	jf.alloc.durable = jf.alloc.written
 	if jf.synced, err = fs.Create(syncedPath); err != nil {
 		return nil, ioError(err, "journal: creating "+syncedPath)
 	}
@@ -87,8 +97,14 @@ func (jf *journalFile) markSynced(length int64) error {
 }
 
 // close closes both files; their errors do not matter once the data is
-// synced (or the journal has failed).
+// synced (or the journal has failed). It waits for a pre-allocation step
+// in progress, and the pre-allocator leaves the file alone after it.
 func (jf *journalFile) close() {
+	jf.bgMu.Lock()
+	defer jf.bgMu.Unlock()
+	jf.alloc.Lock()
+	jf.alloc.closed = true
+	jf.alloc.Unlock()
 	if jf.f != nil {
 		_ = jf.f.Close()
 		jf.f = nil
@@ -97,28 +113,6 @@ func (jf *journalFile) close() {
 		_ = jf.synced.Close()
 		jf.synced = nil
 	}
-}
-
-// preallocate makes the file at least need bytes long on disk: zeros from
-// its end to the next multiple of chunk at or past need, written (not a
-// sparse hole or an unwritten extent, which the first write into them
-// would turn into a metadata change for the next sync), as upstream's
-// journalPreAllocSizeMB. It reports whether the file grew; the growth is
-// durable only after a full Sync. zeros is a buffer of zeros to write
-// from, reused.
-func (jf *journalFile) preallocate(need, chunk int64, zeros []byte) (grew bool, err error) {
-	if need <= jf.allocated {
-		return false, nil
-	}
-	end := (need + chunk - 1) / chunk * chunk
-	for jf.allocated < end {
-		n := min(end-jf.allocated, int64(len(zeros)))
-		if err := writeAllAt(jf.f, zeros[:n], jf.allocated); err != nil {
-			return true, ioError(err, fmt.Sprintf("journal: pre-allocating %s to %d bytes at offset %d", jf.path, end, jf.allocated))
-		}
-		jf.allocated += n
-	}
-	return true, nil
 }
 
 // writeAllAt writes b at off with one call, and calls a short write an

@@ -63,10 +63,19 @@ type Journal struct {
 
 	onFailure sync.Once
 
+	// preallocFile is the file the pre-allocator extends (the writer's
+	// current file); preallocWake wakes the pre-allocator (capacity 1),
+	// preallocStop stops it, preallocDone is closed when it has.
+	preallocFile               atomic.Pointer[journalFile]
+	preallocWake               chan struct{}
+	preallocStop, preallocDone chan struct{}
+
 	stats struct {
 		adds, batches, syncs, fullSyncs, preallocations, bytes atomic.Int64
+		preallocatedAhead, preallocAheadFailures               atomic.Int64
 	}
-	// zeros is the writer's buffer of zeros for pre-allocating.
+	// zeros is a buffer of zeros (never written to) that the writer and
+	// the pre-allocator write from.
 	zeros []byte
 	// m are the statistics Metrics reports.
 	m journalStats
@@ -76,12 +85,17 @@ type Journal struct {
 type Stats struct {
 	// Adds counts the adds queued (entries, meta-entries and force-ledger
 	// requests); Batches the batches written (one write each); Syncs the
-	// syncs of journal files (not counting new files' headers), of which
-	// FullSyncs were fsyncs (a batch grew the file) and the others
-	// fdatasyncs; Preallocations the batches that grew the file by
-	// pre-allocating zeros (journalPreAllocSizeMB); Bytes the bytes of
+	// syncs of records (not counting new files' headers nor the
+	// pre-allocator's), of which FullSyncs were fsyncs (the records
+	// reached past the zeros made durable) and the others fdatasyncs;
+	// Preallocations the batches that had to write zeros themselves (the
+	// pre-allocator was behind; journalPreAllocSizeMB); Bytes the bytes of
 	// records written, padding included (not the zeros).
 	Adds, Batches, Syncs, FullSyncs, Preallocations, Bytes int64
+	// PreallocatedAhead counts the steps of zeros the pre-allocator wrote
+	// and synced ahead of the writer; PreallocAheadFailures its failed
+	// writes (the writer then pre-allocates that file itself).
+	PreallocatedAhead, PreallocAheadFailures int64
 }
 
 // Stats returns the journal's counters.
@@ -93,6 +107,9 @@ func (j *Journal) Stats() Stats {
 		FullSyncs:      j.stats.fullSyncs.Load(),
 		Preallocations: j.stats.preallocations.Load(),
 		Bytes:          j.stats.bytes.Load(),
+
+		PreallocatedAhead:     j.stats.preallocatedAhead.Load(),
+		PreallocAheadFailures: j.stats.preallocAheadFailures.Load(),
 	}
 }
 
@@ -113,6 +130,9 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 		syncq:        make(chan *syncRequest, 1024),
 		writerDone:   make(chan struct{}),
 		syncerDone:   make(chan struct{}),
+		preallocWake: make(chan struct{}, 1),
+		preallocStop: make(chan struct{}),
+		preallocDone: make(chan struct{}),
 	}
 	j.room.L = &j.mu
 	j.m.init()
@@ -167,8 +187,10 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 	// it is flushed: the new file's start is a mark a checkpoint may take.
 	j.mark = LogMark{FileID: j.file.id, Offset: j.file.size}
 	j.persisted = mark
+	j.preallocFile.Store(j.file)
 	go j.writeLoop()
 	go j.syncLoop()
+	go j.preallocLoop()
 	return j, nil
 }
 
@@ -176,7 +198,7 @@ func openJournal(opts Options, index int, fn func(*Record) error) (_ *Journal, e
 func (j *Journal) createFile(id int64) (*journalFile, error) {
 	start := time.Now()
 	if j.zeros == nil {
-		j.zeros = make([]byte, min(j.opts.PreAllocSize, preallocWriteSize))
+		j.zeros = make([]byte, min(j.opts.PreAllocSize, preallocStep))
 	}
 	jf, err := createJournalFile(j.opts.FS, j.dir, id, j.opts.FormatVersionToWrite, j.opts.PreAllocSize, j.zeros)
 	j.m.creation.Done(err == nil, start)
@@ -353,6 +375,8 @@ func (j *Journal) Close() error {
 	if already {
 		return nil
 	}
+	close(j.preallocStop)
+	<-j.preallocDone
 	j.file.close()
 	_ = j.lock.Close()
 	return j.Err()

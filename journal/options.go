@@ -86,13 +86,15 @@ type Options struct {
 	// batch leaves longer than this is closed after its last fsync and the
 	// next batch starts a new file. Default DefaultMaxFileSize.
 	MaxFileSize int64
-	// PreAllocSize (journalPreAllocSizeMB, in bytes here): a batch that
-	// would pass the zeros already written at the end of the file first
-	// writes zeros up to the next multiple of PreAllocSize, as upstream
-	// does, and is then synced with a full fsync; the batches written into
-	// the zeros are synced with fdatasync, which has no metadata to flush
-	// (writer.go). A file's records end where the zeros begin, which
-	// readers (ours and upstream's) take for the end of the journal.
+	// PreAllocSize (journalPreAllocSizeMB, in bytes here): records are
+	// written into zeros written ahead of them PreAllocSize at a time, as
+	// upstream does, and synced with fdatasync, which has no metadata to
+	// flush. A new file gets its first chunk at creation; a pre-allocator
+	// goroutine writes and syncs the next chunk ahead of the writer, off
+	// the syncs of records; a batch that outruns it writes the zeros it
+	// needs itself and is synced with a full fsync (prealloc.go). A file's
+	// records end where the zeros begin, which readers (ours and
+	// upstream's) take for the end of the journal.
 	// Default DefaultPreAllocSize.
 	PreAllocSize int64
 	// WriteBufferSize (journalWriteBufferSizeKB, in bytes here) is the

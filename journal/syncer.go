@@ -4,13 +4,10 @@ import "time"
 
 // syncRequest asks the syncer to make a file durable up to end, then to
 // complete batch (nil: nothing waits) and, with close, to close the file
-// (the writer has moved on to a new one). alloc is the file's length on
-// disk when the request was made: past the last full sync's, the sync
-// must make the growth durable too.
+// (the writer has moved on to a new one).
 type syncRequest struct {
 	file  *journalFile
 	end   int64
-	alloc int64
 	batch *batch
 	close bool
 }
@@ -73,26 +70,9 @@ func (j *Journal) syncFiles(reqs []*syncRequest) error {
 		if i+1 < len(reqs) && reqs[i+1].file == r.file {
 			continue
 		}
-		if r.end > r.file.syncedLen || r.alloc > r.file.syncedAlloc {
-			// Records written into pre-allocated zeros change no
-			// metadata: fdatasync (upstream's force(false)). A batch
-			// that pre-allocated grew the file: a full fsync.
-			j.stats.syncs.Add(1)
-			full := r.alloc > r.file.syncedAlloc
-			start := time.Now()
-			var err error
-			if full {
-				err = r.file.f.Sync()
-			} else {
-				err = r.file.f.Datasync()
-			}
-			j.m.sync.Done(err == nil, start)
-			if err != nil {
-				return ioError(err, "journal: syncing "+r.file.path)
-			}
-			if full {
-				j.stats.fullSyncs.Add(1)
-				r.file.syncedAlloc = r.alloc
+		if r.end > r.file.syncedLen {
+			if err := j.syncFile(r.file, r.end); err != nil {
+				return err
 			}
 			if err := r.file.markSynced(r.end); err != nil {
 				return err
@@ -101,5 +81,45 @@ func (j *Journal) syncFiles(reqs []*syncRequest) error {
 	}
 	last := reqs[len(reqs)-1]
 	j.setMark(LogMark{FileID: last.file.id, Offset: last.end})
+	return nil
+}
+
+// syncFile makes jf's records durable up to end: with fdatasync
+// (upstream's force(false)) when they lie inside zeros a full sync made
+// durable, which changes no metadata; with a full fsync when they reach
+// past them (the writer grew the file: the pre-allocator was behind).
+// It waits for a sync of the pre-allocator in progress, and fails if one
+// failed (see prealloc.go).
+func (j *Journal) syncFile(jf *journalFile, end int64) error {
+	a := &jf.alloc
+	a.Lock()
+	full, written := end > a.durable, a.written
+	a.Unlock()
+	jf.syncMu.Lock()
+	if err := jf.syncErr; err != nil {
+		jf.syncMu.Unlock()
+		return err
+	}
+	j.stats.syncs.Add(1)
+	start := time.Now()
+	var err error
+	if full {
+		err = jf.f.Sync()
+	} else {
+		err = jf.f.Datasync()
+	}
+	j.m.sync.Done(err == nil, start)
+	if err != nil {
+		jf.syncErr = ioError(err, "journal: syncing "+jf.path)
+		err = jf.syncErr
+	}
+	jf.syncMu.Unlock()
+	if err != nil || !full {
+		return err
+	}
+	j.stats.fullSyncs.Add(1)
+	a.Lock()
+	a.durable = max(a.durable, written)
+	a.Unlock()
 	return nil
 }

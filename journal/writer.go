@@ -168,7 +168,7 @@ func (j *Journal) writeLoop() {
 				// Sync and close the last file (needed without
 				// journalSyncData; a no-op fsync with it).
 				j.m.unsynced.Add(1)
-				j.syncq <- &syncRequest{file: j.file, end: j.file.size, alloc: j.file.allocated, close: true}
+				j.syncq <- &syncRequest{file: j.file, end: j.file.size, close: true}
 				return
 			}
 			j.mu.Unlock()
@@ -213,9 +213,6 @@ func (j *Journal) writeLoop() {
 	}
 }
 
-// preallocWriteSize bounds each write of pre-allocated zeros.
-const preallocWriteSize = 1 << 20
-
 // writeBatch writes batch b's records, with their padding, to the file,
 // completes b (without journalSyncData) or hands it to the syncer, and
 // rolls to a new file when this one is past MaxFileSize. It returns the
@@ -228,7 +225,7 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	}
 	b.fileID, b.base = jf.id, jf.size
 	if len(data) > 0 {
-		grew, err := jf.preallocate(jf.size+int64(len(data)), j.opts.PreAllocSize, j.zeros)
+		grew, err := j.ensureRoom(jf, jf.size+int64(len(data)))
 		if grew {
 			j.stats.preallocations.Add(1)
 		}
@@ -249,7 +246,7 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	j.stats.batches.Add(1)
 	j.stats.bytes.Add(int64(len(data)))
 	roll := jf.size > j.opts.MaxFileSize
-	req := &syncRequest{file: jf, end: jf.size, alloc: jf.allocated, batch: b, close: roll}
+	req := &syncRequest{file: jf, end: jf.size, batch: b, close: roll}
 	if j.opts.NoSyncData {
 		// Upstream's weaker promise: done once the OS has the bytes.
 		b.complete(nil)
@@ -272,6 +269,7 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 		return data, true, err
 	}
 	j.file = next
+	j.preallocFile.Store(next)
 	j.log.Info("journal: rolled to a new file", "file", next.path, "previous_size", jf.size)
 	return data, true, nil
 }
