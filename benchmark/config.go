@@ -97,7 +97,11 @@ type Config struct {
 	// default, 512 MiB): the writers wait for a checkpoint when a half of
 	// it fills.
 	WriteCacheBytes int64
-	JSON            bool
+	// FlushEntryLogBytes is flushEntrylogBytes for the storage phases (0:
+	// off, upstream's default): entry logs are written out and
+	// fdatasynced every this many bytes between checkpoints.
+	FlushEntryLogBytes int64
+	JSON               bool
 	// CPUProfile, if set, is the path prefix of one CPU profile per
 	// measured read phase, PREFIX-ENGINE-PHASE-CACHE.pprof, and of the
 	// load's: PREFIX-ENGINE-load-write.pprof, -load-settle.pprof,
@@ -197,6 +201,11 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Func("write-cache", "add-entry/read-entry/gc: the storage's write cache (default 512MiB; a checkpoint writes a half of it out once it fills)", func(s string) error {
 		v, err := ParseSize(s)
 		c.WriteCacheBytes = v
+		return err
+	})
+	fs.Func("flush-entrylog-bytes", "add-entry/read-entry: the storage's flushEntrylogBytes: write out and fdatasync an entry log every this many bytes between checkpoints (default 0: off)", func(s string) error {
+		v, err := ParseSize(s)
+		c.FlushEntryLogBytes = v
 		return err
 	})
 	fs.DurationVar(&c.JournalGroupWait, "journal-group-wait", 0, "add-entry: journalMaxGroupWaitMSec of the journal arms (0: upstream's 2ms; negative: no wait)")

@@ -148,6 +148,8 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 			GCWaitTime:     time.Hour,
 			WriteCacheSize: cfg.WriteCacheBytes,
 			Index:          &entrylocation.Options{Engine: engine},
+
+			FlushEntryLogBytes: cfg.FlushEntryLogBytes,
 		}
 		if journal == "off" {
 			bs, err := bookie.Open(opts)
@@ -227,6 +229,9 @@ func (r *runner) storagePhases(b *BookieEngine) error {
 			extra := disk.writeExtra(float64(total) * entryPayloadSize / elapsed.Seconds() / 1e6)
 			extra["journal"] = journalArms[journal]
 			extra["writers"] = float64(threads)
+			if cfg.FlushEntryLogBytes > 0 {
+				extra["flush_entrylog_bytes"] = float64(cfg.FlushEntryLogBytes)
+			}
 			for k, v := range latencyQuantiles(latencies) {
 				extra[k] = v
 			}

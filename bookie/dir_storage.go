@@ -149,7 +149,8 @@ func openDirStorage(opts *resolved, ro *readOnlyState, ckpt *checkpointTracker, 
 			}
 		}
 	}()
-	d.entryLog, err = entrylog.Open(d.ledgerDir, &entrylog.Options{FS: opts.FS, LogSizeLimit: opts.LogSizeLimit, Logger: opts.Logger})
+	d.entryLog, err = entrylog.Open(d.ledgerDir, &entrylog.Options{FS: opts.FS, LogSizeLimit: opts.LogSizeLimit,
+		FlushIntervalBytes: opts.FlushEntryLogBytes, Logger: opts.Logger})
 	if err != nil {
 		return nil, errors.Wrapf(err, "bookie: opening the entry logs of %s", d.ledgerDir)
 	}

@@ -85,6 +85,13 @@ type Options struct {
 	// LogSizeLimit is the size at which entry logs rotate (logSizeLimit).
 	// Default entrylog.MaxLogSizeLimit (1 GiB).
 	LogSizeLimit int64
+	// FlushEntryLogBytes (flushEntrylogBytes): an entry log is written out
+	// and fdatasynced each time this many bytes of records were added to
+	// it since its last sync, so that a checkpoint's fsync finds little
+	// left to write (entrylog.Options.FlushIntervalBytes). 0 or less: the
+	// logs are synced only at checkpoints and rotations (upstream's
+	// default).
+	FlushEntryLogBytes int64
 	// CheckpointRetryInterval is how long the checkpoint worker waits
 	// before it retries a failed checkpoint, doubled for each failure in
 	// a row up to CheckpointRetryMaxInterval (a full disk must not turn

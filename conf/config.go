@@ -173,6 +173,10 @@ type Config struct {
 	// LogSizeLimit (logSizeLimit): entry logs rotate at this size in
 	// bytes. Default 1073741824 (1 GiB, also the maximum).
 	LogSizeLimit int64
+	// FlushEntrylogBytes (flushEntrylogBytes): an entry log is written
+	// out and fdatasynced every this many bytes of records, between
+	// checkpoints' syncs. Default 0 (off), as upstream; 0 or less is off.
+	FlushEntrylogBytes int64
 	// WriteCacheMaxSizeMB (dbStorage_writeCacheMaxSizeMb): write cache of
 	// all directories together, in MiB. Default (ours) 512; BookKeeper's is
 	// 25% of the JVM's direct memory, 512 with its stock 2 GiB.

@@ -75,6 +75,7 @@ func keySpecs() []keySpec {
 		intKey("maxOperationNumbersInSingleRocksdbWriteBatch", "100000", 1, 1<<31-1, func(c *Config) *int { return &c.MaxOperationNumbersInSingleRocksdbWriteBatch }),
 
 		intKey("logSizeLimit", "1073741824", 0, maxLogSizeLimit, func(c *Config) *int64 { return &c.LogSizeLimit }),
+		intKey("flushEntrylogBytes", "0", -1<<62, 1<<62, func(c *Config) *int64 { return &c.FlushEntrylogBytes }),
 		intKey("dbStorage_writeCacheMaxSizeMb", "512", 1, maxMB, func(c *Config) *int64 { return &c.WriteCacheMaxSizeMB }),
 		intKey("dbStorage_readAheadCacheMaxSizeMb", "512", 1, maxMB, func(c *Config) *int64 { return &c.ReadAheadCacheMaxSizeMB }),
 		intKey("dbStorage_readAheadCacheBatchSize", "100", 1, 1<<31-1, func(c *Config) *int { return &c.ReadAheadCacheBatchSize }),

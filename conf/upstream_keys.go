@@ -54,7 +54,6 @@ type ignoredKey struct {
 func ignoredKeys() map[string]ignoredKey {
 	return map[string]ignoredKey{
 		"entryLogPerLedgerEnabled": {"false", "the ledgers of a directory share its entry logs; one entry log per ledger is not implemented"},
-		"flushEntrylogBytes":       {"0", "entry logs are flushed and synced at each checkpoint (flushInterval), not every so many bytes"},
 		"useTransactionalCompaction": {"false", "entry-log compaction has one mode: live entries are copied into the log being written, " +
 			"their locations move in the index, then the old log is removed (docs/operations.md, \"Entry-log garbage collection\")"},
 		"persistBookieStatusEnabled":              {"false", "the read-only state is not persisted: a restart starts writable (forceReadOnlyBookie=true starts read-only)"},

@@ -23,7 +23,7 @@ func TestUnusedKeysReported(t *testing.T) {
 	c, err := Load(LoadOptions{Path: path, Environment: true})
 	require.NoError(t, err)
 	require.Equal(t, []string{
-		"6 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, flushEntrylogBytes, journalQueueSize, " +
+		"5 BookKeeper keys of the rest of a bookie, not used by bookie-index: bookiePort, journalQueueSize, " +
 			"ledgerStorageClass, persistBookieStatusEnabled, zkServers",
 		"1 environment variable BK_* naming no key, ignored: BK_HOME",
 	}, c.UnusedKeys)
@@ -61,13 +61,14 @@ func TestOverridesTakeUpstreamKeys(t *testing.T) {
 	// file sets the key to its default, and a file's default does not
 	// hide it.
 	path := writeFile(t, "bk_server.conf", "entryLogPerLedgerEnabled=false\npersistBookieStatusEnabled=true\npersistBookieStatusEnabled=false\n")
-	t.Setenv("BK_flushEntrylogBytes", "1048576")
+	t.Setenv("BK_useTransactionalCompaction", "true")
 	c, err = Load(LoadOptions{Path: path, Environment: true, Overrides: map[string]string{"entryLogPerLedgerEnabled": "true"}})
 	require.NoError(t, err)
 	require.Equal(t, []string{"1 BookKeeper key of the rest of a bookie, not used by bookie-index: persistBookieStatusEnabled"}, c.UnusedKeys)
 	require.Equal(t, []string{
-		"environment variable BK_flushEntrylogBytes: flushEntrylogBytes=1048576 has no effect in bookie-index: " +
-			"entry logs are flushed and synced at each checkpoint (flushInterval), not every so many bytes",
+		"environment variable BK_useTransactionalCompaction: useTransactionalCompaction=true has no effect in bookie-index: " +
+			"entry-log compaction has one mode: live entries are copied into the log being written, " +
+			"their locations move in the index, then the old log is removed (docs/operations.md, \"Entry-log garbage collection\")",
 		"override: entryLogPerLedgerEnabled=true has no effect in bookie-index: " +
 			"the ledgers of a directory share its entry logs; one entry log per ledger is not implemented",
 	}, c.KeyWarnings)

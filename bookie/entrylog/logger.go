@@ -37,6 +37,14 @@ type Options struct {
 	// WriteBufferSize buffers appends between Flushes. Default
 	// DefaultWriteBufferSize.
 	WriteBufferSize int
+	// FlushIntervalBytes (upstream's flushEntrylogBytes): once the records
+	// added since the log was last synced reach this many bytes, AddEntry
+	// writes the buffer and fdatasyncs the log (upstream's regular
+	// flushes, force(false)), so that the write-out a checkpoint's Flush
+	// waits for, and the disk's queue behind it, stay bounded. Durability
+	// still comes only from Flush. 0 or less: only Flush and rotations
+	// sync (upstream's default).
+	FlushIntervalBytes int64
 	// Logger receives log creation and failure lines. Default: discarded.
 	Logger *slog.Logger
 	// ReadOnly opens the logs for reading only, as an offline tool does:
@@ -98,6 +106,8 @@ type Logger struct {
 	closed  atomic.Bool
 
 	bytesWritten, syncs, logsCreated, failures atomic.Int64
+	// regularSyncs counts the syncs of FlushIntervalBytes.
+	regularSyncs atomic.Int64
 }
 
 // writeLog is the log being appended to.
@@ -114,6 +124,9 @@ type writeLog struct {
 	// usage counts the bytes of each ledger's records, for the log's
 	// ledgers map (written at rotation and at Close).
 	usage map[int64]int64
+	// unsynced is the bytes of the records added since the log was last
+	// synced (FlushIntervalBytes).
+	unsynced int64
 }
 
 // readLog is a log open for reading.
@@ -258,7 +271,32 @@ func (l *Logger) AddEntry(ledgerID, entryID int64, payload []byte) (int64, error
 	}
 	cur.offset += size
 	cur.usage[ledgerID] += size
+	if l.opts.FlushIntervalBytes > 0 {
+		cur.unsynced += size
+		if cur.unsynced >= l.opts.FlushIntervalBytes {
+			if err := l.regularSyncLocked(); err != nil {
+				return 0, err
+			}
+		}
+	}
 	return location, nil
+}
+
+// regularSyncLocked writes the buffered records and fdatasyncs the
+// current log (FlushIntervalBytes). A failure abandons the log, as a
+// failed write does: the caller writes the record again.
+func (l *Logger) regularSyncLocked() error {
+	cur := l.mu.cur
+	if err := l.writeBufferLocked(); err != nil {
+		return err
+	}
+	if err := cur.f.Datasync(); err != nil {
+		return l.failLocked(errors.Wrapf(err, "entrylog: syncing %s (flushEntrylogBytes)", cur.path))
+	}
+	cur.unsynced = 0
+	l.syncs.Add(1)
+	l.regularSyncs.Add(1)
+	return nil
 }
 
 // Flush writes the buffered records and fsyncs the current log, and the
@@ -281,6 +319,7 @@ func (l *Logger) flushLocked() error {
 		if err := cur.f.Sync(); err != nil {
 			return l.failLocked(errors.Wrapf(err, "entrylog: syncing %s", cur.path))
 		}
+		cur.unsynced = 0
 		l.syncs.Add(1)
 	}
 	if l.mu.needDirSync {
@@ -457,8 +496,9 @@ func (l *Logger) Close() error {
 type Metrics struct {
 	// BytesWritten counts the bytes written to logs (headers included).
 	BytesWritten int64
-	// Syncs counts log fsyncs.
-	Syncs int64
+	// Syncs counts log fsyncs, of which RegularSyncs were the
+	// fdatasyncs of FlushIntervalBytes.
+	Syncs, RegularSyncs int64
 	// LogsCreated counts the logs this Logger created.
 	LogsCreated int64
 	// WriteFailures counts the logs abandoned after a write or sync
@@ -473,6 +513,7 @@ func (l *Logger) Metrics() Metrics {
 	return Metrics{
 		BytesWritten:  l.bytesWritten.Load(),
 		Syncs:         l.syncs.Load(),
+		RegularSyncs:  l.regularSyncs.Load(),
 		LogsCreated:   l.logsCreated.Load(),
 		WriteFailures: l.failures.Load(),
 		CurrentLogID:  l.CurrentLogID(),

@@ -35,6 +35,7 @@ func storageOptions(c *conf.Config, logger *slog.Logger) (*bookie.Options, []str
 		ReadAheadBatchSize:    c.ReadAheadCacheBatchSize,
 		ReadAheadBatchBytes:   c.ReadAheadCacheBatchBytesSize,
 		LogSizeLimit:          c.LogSizeLimit,
+		FlushEntryLogBytes:    c.FlushEntrylogBytes,
 		GC:                    c.GC,
 
 		ReadOnlyModeDisabled:              !c.ReadOnlyModeEnabled,
