@@ -118,7 +118,8 @@ func TestCrashAtEveryStep(t *testing.T) {
 	wg.Wait()
 	st := s.Journals()[0].Stats()
 	require.NoError(t, s.Close())
-	t.Logf("%d steps of zeros pre-allocated ahead, %d batches pre-allocated by the writer", st.PreallocatedAhead, st.Preallocations)
+	t.Logf("%d steps of zeros pre-allocated ahead, %d batches pre-allocated by the writer, %d files created ahead of a roll",
+		st.PreallocatedAhead, st.Preallocations, st.FilesAhead)
 	require.Greater(t, st.PreallocatedAhead, int64(0), "the images cover the pre-allocator's steps")
 	imagesMu.Lock()
 	taking = false

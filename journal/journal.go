@@ -69,10 +69,18 @@ type Journal struct {
 	preallocFile               atomic.Pointer[journalFile]
 	preallocWake               chan struct{}
 	preallocStop, preallocDone chan struct{}
+	// nextFile is the file after the one being written, created ahead by
+	// the pre-allocator once the writer is within a chunk of rolling;
+	// nextFailed the id whose creation ahead failed (not tried again).
+	// nextMu guards both and is held while the file is created, and by
+	// the writer's roll while it takes the file and moves preallocFile.
+	nextMu     sync.Mutex
+	nextFile   *journalFile
+	nextFailed int64
 
 	stats struct {
 		adds, batches, syncs, fullSyncs, preallocations, bytes atomic.Int64
-		preallocatedAhead, preallocAheadFailures               atomic.Int64
+		preallocatedAhead, preallocAheadFailures, filesAhead   atomic.Int64
 	}
 	// zeros is a buffer of zeros (never written to) that the writer and
 	// the pre-allocator write from.
@@ -94,8 +102,9 @@ type Stats struct {
 	Adds, Batches, Syncs, FullSyncs, Preallocations, Bytes int64
 	// PreallocatedAhead counts the steps of zeros the pre-allocator wrote
 	// and synced ahead of the writer; PreallocAheadFailures its failed
-	// writes (the writer then pre-allocates that file itself).
-	PreallocatedAhead, PreallocAheadFailures int64
+	// writes (the writer then pre-allocates that file itself); FilesAhead
+	// the files it created ahead of a roll.
+	PreallocatedAhead, PreallocAheadFailures, FilesAhead int64
 }
 
 // Stats returns the journal's counters.
@@ -110,6 +119,7 @@ func (j *Journal) Stats() Stats {
 
 		PreallocatedAhead:     j.stats.preallocatedAhead.Load(),
 		PreallocAheadFailures: j.stats.preallocAheadFailures.Load(),
+		FilesAhead:            j.stats.filesAhead.Load(),
 	}
 }
 
@@ -377,6 +387,13 @@ func (j *Journal) Close() error {
 	}
 	close(j.preallocStop)
 	<-j.preallocDone
+	// A file created ahead and never written stays: an empty journal to a
+	// replay, removed by a later checkpoint like any file before the
+	// mark's.
+	if next := j.nextFile; next != nil {
+		next.close()
+		j.nextFile = nil
+	}
 	j.file.close()
 	_ = j.lock.Close()
 	return j.Err()

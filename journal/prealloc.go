@@ -23,7 +23,9 @@ import (
 // covers a growth and never has more than one step of zeros to flush with
 // them. The file's syncs (the syncer's and the pre-allocator's) are
 // serialized by the file's syncMu, so that a sync of records waits for a
-// step's sync rather than flushing its zeros itself.
+// step's sync rather than flushing its zeros itself. Once the writer is
+// within a chunk of journalMaxSizeMB, the pre-allocator also creates the
+// next file, which the roll takes (createNextAhead).
 //
 // When the pre-allocator is behind (a burst larger than a chunk, a slow
 // disk), the writer writes the zeros the batch needs itself, up to the next
@@ -95,7 +97,9 @@ func (j *Journal) ensureRoom(jf *journalFile, need int64) (grew bool, err error)
 		err = jf.writeZerosLocked(roundUp(need, chunk), j.zeros)
 	}
 	a.want = max(a.want, roundUp(need, chunk)+chunk)
-	kick := !a.stopped && a.reserved < a.want
+	// Near the roll, the pre-allocator also creates the next file (even
+	// when it stopped pre-allocating this one).
+	kick := (!a.stopped && a.reserved < a.want) || a.want > j.opts.MaxFileSize
 	a.Unlock()
 	if kick {
 		select {
@@ -119,7 +123,59 @@ func (j *Journal) preallocLoop() {
 		}
 		for j.preallocOne() {
 		}
+		j.createNextAhead()
 	}
+}
+
+// createNextAhead creates the journal file after the one being written
+// once the writer is within a chunk of rolling (journalMaxSizeMB), so that
+// the roll finds it ready: its header and first chunk written and synced,
+// its names durable (createJournalFile), all off the writer's path. Until
+// the roll it is an empty journal to a replay. A failure is logged, and the
+// writer creates the file itself at the roll.
+func (j *Journal) createNextAhead() {
+	jf := j.preallocFile.Load()
+	if jf == nil || j.Err() != nil {
+		return
+	}
+	a := &jf.alloc
+	a.Lock()
+	near := !a.closed && a.want > j.opts.MaxFileSize
+	a.Unlock()
+	if !near {
+		return
+	}
+	j.nextMu.Lock()
+	defer j.nextMu.Unlock()
+	id := jf.id + 1
+	if j.nextFile != nil || j.nextFailed == id || j.preallocFile.Load() != jf {
+		return
+	}
+	next, err := j.createFile(id)
+	if err != nil {
+		j.nextFailed = id
+		j.log.Warn("journal: creating the next journal file ahead of the roll failed; the writer creates it at the roll", "err", err)
+		return
+	}
+	j.nextFile = next
+	j.stats.filesAhead.Add(1)
+}
+
+// rollTo returns file id for the writer to roll to, the one created ahead
+// or a new one, and makes it the pre-allocator's.
+func (j *Journal) rollTo(id int64) (*journalFile, error) {
+	j.nextMu.Lock()
+	defer j.nextMu.Unlock()
+	next := j.nextFile
+	j.nextFile = nil
+	if next == nil {
+		var err error
+		if next, err = j.createFile(id); err != nil {
+			return nil, err
+		}
+	}
+	j.preallocFile.Store(next)
+	return next, nil
 }
 
 // preallocOne writes and syncs one step of zeros ahead of the writer in

@@ -129,6 +129,7 @@ func TestPreallocation(t *testing.T) {
 	require.NoError(t, s.Close())
 
 	require.Greater(t, st.PreallocatedAhead, int64(5))
+	require.Greater(t, st.FilesAhead, int64(2), "the rolls found their files created ahead")
 	require.Greater(t, st.Preallocations, int64(0), "the records larger than a chunk outrun the pre-allocator")
 	require.Greater(t, st.FullSyncs, int64(0))
 	require.Greater(t, st.Syncs-st.FullSyncs, st.FullSyncs, "most syncs are fdatasyncs")
@@ -220,15 +221,26 @@ func TestPreallocationNoSpace(t *testing.T) {
 }
 
 // waitAheadIdle waits until the pre-allocator has made durable the zeros
-// the writer wants ahead in the file being written (or cannot).
+// the writer wants ahead in the file being written, and has created the
+// next file if the writer is within a chunk of rolling (or cannot).
 func waitAheadIdle(t *testing.T, j *Journal) {
 	t.Helper()
 	waitFor(t, func() bool {
+		if j.Err() != nil {
+			return true
+		}
 		jf := j.preallocFile.Load()
 		a := &jf.alloc
 		a.Lock()
-		defer a.Unlock()
-		return a.stopped || a.closed || a.durable >= a.want || j.Err() != nil
+		idle := a.stopped || a.closed || a.durable >= a.want
+		near := a.want > j.opts.MaxFileSize
+		a.Unlock()
+		if !idle || !near {
+			return idle
+		}
+		j.nextMu.Lock()
+		defer j.nextMu.Unlock()
+		return j.nextFile != nil || j.nextFailed == jf.id+1 || j.preallocFile.Load() != jf
 	})
 }
 

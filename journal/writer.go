@@ -264,12 +264,11 @@ func (j *Journal) writeBatch(b *batch, data []byte, lastSync *time.Time) (_ []by
 	if !roll {
 		return data, true, nil
 	}
-	next, err := j.createFile(jf.id + 1)
+	next, err := j.rollTo(jf.id + 1)
 	if err != nil {
 		return data, true, err
 	}
 	j.file = next
-	j.preallocFile.Store(next)
 	j.log.Info("journal: rolled to a new file", "file", next.path, "previous_size", jf.size)
 	return data, true, nil
 }
